@@ -1,0 +1,98 @@
+// The sandbox: runs one command inside bubblewrap with a read-only host, a private workspace,
+// a private loopback-only network, hard limits and exactly the GPUs it was lent.
+//
+// Spec-then-execute: a `spec` is plain data; `plan()` turns it into a bwrap argv that tests can
+// inspect; `run()` executes a plan and always returns a `result` for anything the command did
+// (exit, signal, timeout, OOM). Only a sandbox that cannot be set up at all (bwrap missing, no
+// namespaces) is an error, reported as `sandbox_error` with the fix in its message.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pk::sandbox {
+
+/// The sandbox could not be created (not: the command failed). The message names the fix.
+class sandbox_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class isolation {
+  bwrap,  ///< the default: bubblewrap namespaces + seccomp + limits
+  none,   ///< explicit --sandbox=none: limits and timeouts only, with a warning on every command
+};
+
+struct limits {
+  std::chrono::milliseconds wall{300'000};  ///< wall-clock timeout; 0 = none
+  std::uint64_t cpu_seconds = 0;            ///< RLIMIT_CPU; 0 = none
+  std::uint64_t file_size_bytes = 0;        ///< RLIMIT_FSIZE; 0 = none
+  std::uint64_t open_files = 0;             ///< RLIMIT_NOFILE; 0 = inherit
+  std::uint64_t processes = 0;              ///< pids (cgroup pids.max or RLIMIT_NPROC); 0 = none
+  std::uint64_t memory_bytes = 0;           ///< cgroup memory limit; 0 = none
+  std::uint64_t tmp_bytes = 0;              ///< size of the private /tmp; 0 = tmpfs default
+  std::uint64_t output_bytes = 1 << 20;     ///< cap per stream, kept as head + tail
+};
+
+/// An extra bind mount, e.g. the evaluator read-only or the pkb Unix socket.
+struct bind_mount {
+  std::filesystem::path host;
+  std::filesystem::path inside;
+  bool writable = false;
+};
+
+struct spec {
+  std::filesystem::path workspace;         ///< bound read-write at /workspace (the cwd); required
+  std::vector<int> gpus;                   ///< host GPU indices; empty = no NVIDIA device visible
+  struct limits limits;
+  std::vector<bind_mount> binds;           ///< extra mounts, applied after the defaults
+  std::map<std::string, std::string> env;  ///< extra variables on top of the whitelist
+  enum isolation isolation = isolation::bwrap;
+  std::string stdin_data;                  ///< fed to the command's stdin (closed after)
+};
+
+/// One captured stream: head and tail of what was written, and how much that was.
+struct captured_output {
+  std::string text;              ///< at most limits.output_bytes, with a marker where cut
+  std::uint64_t total_bytes = 0;  ///< everything the command wrote to this stream
+  bool truncated = false;
+};
+
+struct result {
+  int exit_code = -1;         ///< the command's exit code; -1 when it died by a signal
+  int signal = 0;             ///< the terminating signal, 0 if none
+  bool timed_out = false;     ///< killed at limits.wall
+  bool oom_killed = false;    ///< killed by the memory cgroup
+  double wall_seconds = 0;
+  double cpu_seconds = 0;     ///< user + system of every process in the sandbox
+  captured_output out;
+  captured_output err;
+  std::string note;           ///< the sandbox's own remark (e.g. "memory limit not enforced: ...")
+
+  bool ok() const { return exit_code == 0 && !timed_out && !oom_killed; }
+};
+
+/// The executable form of a spec: the full argv (bwrap ... -- bash -lc CMD) and environment.
+struct plan {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+};
+
+/// Builds the plan for running `bash -lc command` under `s`. Pure apart from probing which
+/// device nodes and tools exist on this host; throws sandbox_error when isolation is impossible.
+plan make_plan(const spec& s, const std::string& command);
+
+/// Runs `bash -lc command` in a fresh sandbox and waits for it (or its timeout).
+result run(const spec& s, const std::string& command);
+
+/// Checks once that bwrap exists and can create the namespaces; nullopt when it can, else the
+/// reason with the fix (install bubblewrap, enable user namespaces, or --sandbox=none).
+std::optional<std::string> unavailable_reason();
+
+}  // namespace pk::sandbox
