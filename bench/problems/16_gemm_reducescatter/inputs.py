@@ -1,0 +1,20 @@
+"""Inputs for 16_gemm_reducescatter: per rank A (M, K) and B (K, N) with standard-normal values, different on
+every rank and every trial. M must be divisible by the world size."""
+
+import torch
+
+PROBLEM_ID = 16
+
+
+def _generator(seed, rank, trial):
+    # One stream per (seed, problem, rank, trial), on the CPU so that CPU and GPU runs see the same values.
+    return torch.Generator(device="cpu").manual_seed(seed + 1000 * PROBLEM_ID + rank + 1_000_003 * trial)
+
+
+def make_inputs(rank, world, trial, seed, device, dtype, M, N, K):
+    if M % world != 0:
+        raise ValueError(f"16_gemm_reducescatter: M={M} is not divisible by the world size {world}")
+    g = _generator(seed, rank, trial)
+    A = torch.randn((M, K), generator=g)
+    B = torch.randn((K, N), generator=g)
+    return (A.to(device=device, dtype=dtype), B.to(device=device, dtype=dtype))

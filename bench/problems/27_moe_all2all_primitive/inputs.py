@@ -1,0 +1,21 @@
+"""Inputs for 27_moe_all2all_primitive: per rank a standard-normal (M, N) tensor (different on every rank and
+trial), equal splits of M/W rows to and from every rank, and group None (the default group). M must be
+divisible by the world size."""
+
+import torch
+
+PROBLEM_ID = 27
+
+
+def _generator(seed, rank, trial):
+    # One stream per (seed, problem, rank, trial), on the CPU so that CPU and GPU runs see the same values.
+    return torch.Generator(device="cpu").manual_seed(seed + 1000 * PROBLEM_ID + rank + 1_000_003 * trial)
+
+
+def make_inputs(rank, world, trial, seed, device, dtype, M, N):
+    if M % world != 0:
+        raise ValueError(f"27_moe_all2all_primitive: M={M} is not divisible by the world size {world}")
+    g = _generator(seed, rank, trial)
+    tokens = torch.randn((M, N), generator=g).to(device=device, dtype=dtype)
+    splits = [M // world] * world
+    return (tokens, list(splits), list(splits), None)
