@@ -1,0 +1,73 @@
+// One finished episode, as the episode runner records it and every report reads it.
+// The on-disk form (a JSON object, one line of results.jsonl) is specified in docs/results.md;
+// this struct is its typed mirror, and result_from_json refuses anything that does not match.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace pk::metrics {
+
+/// Version of the result format; bump on any incompatible change and say so in docs/results.md.
+inline constexpr int results_format_version = 1;
+
+enum class run_mode { agent, zeroshot };
+
+/// Problem categories, in report order (problem.toml's `category`).
+enum class category { primitive, gemm_comm, fused, moe, sequence_parallel, optimizer, domain };
+inline constexpr std::array all_categories = {category::primitive, category::gemm_comm, category::fused,
+                                              category::moe,       category::sequence_parallel,
+                                              category::optimizer, category::domain};
+
+std::string_view to_string(run_mode mode);
+std::string_view to_string(category cat);
+std::optional<run_mode> parse_mode(std::string_view text);
+std::optional<category> parse_category(std::string_view text);
+
+/// Reference and solution time (max over ranks, mean per call) on the hidden inputs.
+struct timing {
+  double reference_ms = 0;
+  double solution_ms = 0;
+  int trials = 0;
+};
+
+struct episode_result {
+  std::string run_id;
+  run_mode mode = run_mode::agent;
+  std::string model;
+  int problem_id = 0;
+  std::string stem;
+  category problem_category = category::primitive;
+  int world_size = 1;
+  int sample = 0;  // 0-based index of this episode among the problem's samples
+  std::string verdict;  // the judge's verdict name, e.g. "correct", "wrong_output", "timeout"
+  bool correct = false;
+  std::optional<double> speedup;  // reference time / solution time on hidden inputs
+  std::optional<double> noise;    // relative timing noise: speedups <= 1 + noise are not "faster"
+  std::optional<timing> timings;
+  std::int64_t tokens_in = 0;
+  std::int64_t tokens_out = 0;
+  double dollars = 0;
+  double gpu_seconds = 0;
+  double wall_seconds = 0;
+  std::string end_reason;  // why the episode ended, e.g. "submitted", "step_limit"
+  std::string transcript;  // path of the transcript, relative to the run directory
+};
+
+/// A result object that does not match the format; the message names the field.
+class result_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+nlohmann::json to_json(const episode_result& result);
+/// Strict: every field checked for presence, type and range; unknown fields refused.
+episode_result result_from_json(const nlohmann::json& object);
+
+}  // namespace pk::metrics
