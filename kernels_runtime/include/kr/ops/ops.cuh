@@ -1,0 +1,5 @@
+#pragma once
+#include "barrier.cuh"
+#include "sync.cuh"
+#include "tma.cuh"
+#include "vec.cuh"
