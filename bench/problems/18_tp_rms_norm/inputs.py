@@ -1,14 +1,19 @@
 """Inputs for 18_tp_rms_norm: per rank a (M, N) slice of the hidden states and the matching (N,) slice of the
 weight, both standard-normal (different on every rank and trial), and eps = 1e-5."""
 
+import hashlib
+
 import torch
 
 PROBLEM_ID = 18
 
 
 def _generator(seed, rank, trial):
-    # One stream per (seed, problem, rank, trial), on the CPU so that CPU and GPU runs see the same values.
-    return torch.Generator(device="cpu").manual_seed(seed + 1000 * PROBLEM_ID + rank + 1_000_003 * trial)
+    # One stream per (seed, problem, rank, trial), hashed so that no two of them coincide (a sum such as
+    # seed + rank would give seed + 1 on rank 0 the values of rank 1); on the CPU so that CPU and GPU runs
+    # see the same values.
+    key = hashlib.sha256(f"{seed}/{PROBLEM_ID}/{rank}/{trial}".encode()).digest()
+    return torch.Generator(device="cpu").manual_seed(int.from_bytes(key[:8], "little") >> 1)
 
 
 def make_inputs(rank, world, trial, seed, device, dtype, M, N):
