@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
 from pathlib import Path
 
@@ -221,6 +222,8 @@ _runs = {}
 def run_world(W):
     """Runs every case at world size W (once per session) and returns {case index: [per-rank result]}."""
     if W in _runs:
+        if isinstance(_runs[W], str):
+            pytest.fail(_runs[W])
         return _runs[W]
     work = Path(tempfile.mkdtemp(prefix=f"pkagent-problems-w{W}-"))
     (work / "cases.json").write_text(json.dumps(CASES))
@@ -231,22 +234,24 @@ def run_world(W):
         procs.append((subprocess.Popen([sys.executable, str(HERE / "rank_main.py"), str(work / "cases.json"),
                                         str(work), str(work / "store")],
                                        env=dict(env, RANK=str(rank)), stdout=log, stderr=subprocess.STDOUT), log))
-    failures = []
-    for rank, (proc, log) in enumerate(procs):
-        try:
-            rc = proc.wait(timeout=RANK_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            rc = "timeout"
+    # Wait for all ranks; one failing leaves the others blocked in a collective, so stop them all at once.
+    deadline = time.monotonic() + RANK_TIMEOUT_S
+    while any(p.poll() is None for p, _ in procs):
+        if time.monotonic() > deadline or any(p.poll() not in (None, 0) for p, _ in procs):
+            break
+        time.sleep(0.1)
+    for proc, log in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
         log.close()
-        if rc != 0:
-            failures.append(rank)
+    failures = [r for r, (p, _) in enumerate(procs) if p.returncode != 0]
     if failures:
-        for proc, _ in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        tails = "\n".join(f"--- rank {r} ---\n{(work / f'rank{r}.log').read_text()[-3000:]}" for r in failures)
-        pytest.fail(f"ranks {failures} of world {W} failed (logs in {work}):\n{tails}")
+        tails = "\n".join(f"--- rank {r} (exit {procs[r][0].returncode}) ---\n"
+                          f"{(work / f'rank{r}.log').read_text()[-3000:]}" for r in failures)
+        _runs[W] = (f"ranks {failures} of world {W} failed or hung past {RANK_TIMEOUT_S} s "
+                    f"(logs in {work}):\n{tails}")
+        pytest.fail(_runs[W])
     _runs[W] = {i: [torch.load(work / f"{i}_rank{r}.pt", weights_only=True) for r in range(W)]
                 for i in range(len(CASES))}
     return _runs[W]
