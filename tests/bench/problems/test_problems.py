@@ -11,6 +11,7 @@ import inspect
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,7 @@ import torch
 from rank_main import fingerprint, load_module
 
 HERE = Path(__file__).resolve().parent
-PROBLEMS_DIR = Path(os.environ.get("PKAGENT_PROBLEMS_DIR", HERE.parents[2] / "bench" / "problems"))
+PROBLEMS_DIR = Path(os.environ.get("PKAGENT_PROBLEMS_DIR") or HERE.parents[2] / "bench" / "problems")
 
 # The problems this suite must hold (issue 5), by directory name.
 PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", "6_gather", "7_reducescatter",
@@ -254,6 +255,7 @@ def run_world(W):
         pytest.fail(_runs[W])
     _runs[W] = {i: [torch.load(work / f"{i}_rank{r}.pt", weights_only=True) for r in range(W)]
                 for i in range(len(CASES))}
+    shutil.rmtree(work)  # kept only when a rank failed, for its log
     return _runs[W]
 
 
