@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,33 +12,15 @@
 #include <vector>
 
 #include "kr/host/error.h"
+#include "kr/host/rank_processes.h"
 #include "kr/host/session_key.h"
 
 namespace {
 
-/// Runs body(rank) in `world` forked processes; returns their exit codes.
 std::vector<int> run_ranks(int world, const std::function<int(int)>& body) {
-  std::vector<pid_t> pids;
-  for (int r = 0; r < world; ++r) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      int rc = 1;
-      try {
-        rc = body(r);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "rank %d: %s\n", r, e.what());
-      }
-      std::fflush(nullptr);
-      _exit(rc);
-    }
-    pids.push_back(pid);
-  }
   std::vector<int> codes;
-  for (pid_t pid : pids) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-  }
+  for (const auto& e : kr::host::run_rank_processes(world, body, std::chrono::seconds(60)))
+    codes.push_back(e.code);
   return codes;
 }
 
@@ -107,6 +88,24 @@ TEST(session_key, keys_are_fresh_hex) {
   EXPECT_EQ(a.size(), 32u);
   EXPECT_NE(a, b);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(rank_processes, reports_exit_codes_and_kills_on_timeout) {
+  auto codes = kr::host::run_rank_processes(3, [](int r) { return r * 10; }, std::chrono::seconds(10));
+  ASSERT_EQ(codes.size(), 3u);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(codes[r].code, r * 10);
+  auto hung = kr::host::run_rank_processes(
+      2, [](int r) { if (r == 1) pause(); return 0; }, std::chrono::milliseconds(300));
+  EXPECT_FALSE(hung[0].timed_out);
+  EXPECT_EQ(hung[0].code, 0);
+  EXPECT_TRUE(hung[1].timed_out);
+  auto thrown = kr::host::run_rank_processes(
+      1, [](int) -> int { throw std::runtime_error("boom"); }, std::chrono::seconds(10));
+  EXPECT_EQ(thrown[0].code, 1);
 }
 
 }  // namespace
