@@ -57,6 +57,11 @@ struct message {
   json opaque;
 };
 
+message system_message(std::string text);
+message user_message(std::string text);
+/// The result of tool call `call_id` (`name` is the tool's name), to append after the assistant turn.
+message tool_result(std::string call_id, std::string name, std::string text, bool is_error = false);
+
 /// A tool the model may call: name, description and the JSON Schema of its arguments.
 struct tool_spec {
   std::string name;
