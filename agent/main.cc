@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "agent/llm/cli.h"
 #include "config/toml_reader.h"
 #include "pkagent/build_info.h"
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
 
   // Subcommands, in the order of the data flow.
+  pk::llm::add_models_command(app, exit_code);
 
   try {
     app.parse(argc, argv);
