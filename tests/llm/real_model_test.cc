@@ -38,6 +38,7 @@ std::string missing_packages(const std::filesystem::path& log) {
   std::string err = read_file(log);
   const auto last = err.find_last_of('\n', err.size() >= 2 ? err.size() - 2 : 0);
   if (last != std::string::npos) err = err.substr(last + 1);
+  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
   return err;
 }
 
