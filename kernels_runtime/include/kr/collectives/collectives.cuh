@@ -6,3 +6,4 @@
 #include "copy_engine.cuh"
 #include "launch.cuh"
 #include "reduce_scatter.cuh"
+#include "rooted.cuh"

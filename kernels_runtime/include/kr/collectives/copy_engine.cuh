@@ -1,8 +1,8 @@
 #pragma once
 /// Copy-engine collectives for large messages: the data moves with cudaMemcpyAsync between heap
 /// addresses (a peer's heap is mapped in this process, so a peer copy is an ordinary device copy),
-/// leaving the SMs free. All of them push (the copy engine writes to the peer: measured faster than
-/// pulling). One-block barrier kernels give the same contract as the SM versions. Peer copies go on one stream per peer (forked from and joined back to `stream`, so
+/// leaving the SMs free. One-block barrier kernels before and after give the same contract as the
+/// SM versions. Peer copies go on one stream per peer (forked from and joined back to `stream`, so
 /// the whole thing can be captured in a CUDA graph).
 #include <cuda_runtime.h>
 
@@ -97,97 +97,64 @@ inline cudaError_t ce_all_to_all(const comm& c, const copy_engines& ce, const vo
   return barrier(c, stream, channel);
 }
 
-/// Sources of a local sum, in rank order.
+/// Local sum in rank order of up to max_world sources (the reduction half of ce_all_reduce).
 struct source_list {
   const void* src[max_world];
 };
 
-/// Entry barrier of a push collective; also advances this rank's op counter of the channel, which
-/// numbers the arrival signals of this op (each rank counts the same ops, so they agree).
-static __global__ void push_entry_kernel(comm c, int ch) {
-  block_barrier(c, ch);
-  if (threadIdx.x == 0) ++*c.generation(ch, grid_slot_block);
-}
-
-/// After a chunk's copy to rank `dst` has completed (stream order): tell it, with this op's number.
-static __global__ void chunk_arrived_kernel(comm c, int ch, int dst, int chunk) {
-  signal_set(c.slot(dst, ch, c.rank, chunk), *c.generation(ch, grid_slot_block));
-}
-
-/// Waits until every peer's copy of chunk `chunk` has landed here, then sums it in rank order.
 template <reducible T>
-__global__ void sum_arrived_kernel(comm c, int ch, int chunk, source_list s, T* out, std::size_t n_packs) {
-  if (threadIdx.x < c.world && int(threadIdx.x) != c.rank)
-    wait_geq(c.slot(c.rank, ch, threadIdx.x, chunk), *c.generation(ch, grid_slot_block), "kr copy-engine chunk");
-  __syncthreads();
+__global__ void sum_sources_kernel(source_list s, int n_src, T* out, std::size_t n_packs) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n_packs;
        i += std::size_t(gridDim.x) * blockDim.x) {
     acc_v4<T> acc;
     acc.set(ld_v4(static_cast<const uint4*>(s.src[0]) + i));
-    for (int r = 1; r < c.world; ++r) acc.add(ld_v4(static_cast<const uint4*>(s.src[r]) + i));
+    for (int r = 1; r < n_src; ++r) acc.add(ld_v4(static_cast<const uint4*>(s.src[r]) + i));
     st_v4(reinterpret_cast<uint4*>(out) + i, acc.pack());
   }
 }
 
-/// Copy-engine reduction, push: every rank copies its contribution to each peer's `scratch`
-/// (world * n elements, in the heap) chunk by chunk, signals each chunk's arrival from a one-thread
-/// kernel behind the copy, and each rank sums the chunks as they land (rank order, bit-identical
-/// everywhere). all_reduce: every peer gets in[0, n). reduce_scatter: rank r gets in[r*n, (r+1)*n).
-/// One barrier per call (at entry: the peers' scratch is free again). Uses barrier channel `ch`
-/// and its signal slots [0, chunks); n * sizeof(T) must be a multiple of 16.
+/// All-reduce by copy engine for large messages: pulls each peer's input, chunk by chunk, into
+/// `scratch` ((world-1) * n elements, this GPU, need not be in the heap) and sums each chunk as it
+/// lands, so the link stays busy while the SMs add. `in` must be in the heap; n * sizeof(T) and
+/// chunk_bytes multiples of 16; results bit-identical on every rank.
 template <reducible T>
-cudaError_t ce_push_reduce(const comm& c, const copy_engines& ce, const T* in, T* out, T* scratch, std::size_t n,
-                           bool scatter, cudaStream_t stream, std::size_t chunk_bytes, int ch, int reduce_blocks) {
+cudaError_t ce_all_reduce(const comm& c, const copy_engines& ce, const T* in, T* out, T* scratch, std::size_t n,
+                          cudaStream_t stream, std::size_t chunk_bytes = std::size_t(16) << 20,
+                          int channel = 0, int reduce_blocks = 264) {
   const std::size_t bytes = n * sizeof(T);
   std::size_t chunks = (bytes + chunk_bytes - 1) / chunk_bytes;
   if (chunks > std::size_t(ce.max_chunks())) {
     chunks = std::size_t(ce.max_chunks());
     chunk_bytes = (bytes / chunks + 15) / 16 * 16;
-    chunks = (bytes + chunk_bytes - 1) / chunk_bytes;
   }
-  push_entry_kernel<<<1, 32, 0, stream>>>(c, ch);
-  KR_CE_TRY(cudaGetLastError());
+  KR_CE_TRY(barrier(c, stream, channel));  // every input is ready
   KR_CE_TRY(ce.fork(stream));
-  const char* my_in = reinterpret_cast<const char*>(in);
   for (std::size_t k = 0; k < chunks; ++k) {
     const std::size_t off = k * chunk_bytes, len = std::min(chunk_bytes, bytes - off);
-    for (int d = 0; d < c.world; ++d) {
-      if (d == c.rank) continue;
-      const char* src = my_in + (scatter ? std::size_t(d) * bytes : 0) + off;
-      char* dst = reinterpret_cast<char*>(c.peer(scratch, d)) + std::size_t(c.rank) * bytes + off;
-      KR_CE_TRY(cudaMemcpyAsync(dst, src, len, cudaMemcpyDeviceToDevice, ce.stream(d)));
-      chunk_arrived_kernel<<<1, 1, 0, ce.stream(d)>>>(c, ch, d, int(k));
-      KR_CE_TRY(cudaGetLastError());
-    }
-  }
-  for (std::size_t k = 0; k < chunks; ++k) {
-    const std::size_t off = k * chunk_bytes, len = std::min(chunk_bytes, bytes - off);
+    int slot = 0;
     source_list src{};
-    for (int r = 0; r < c.world; ++r)
-      src.src[r] = r == c.rank ? my_in + (scatter ? std::size_t(r) * bytes : 0) + off
-                               : reinterpret_cast<const char*>(scratch) + std::size_t(r) * bytes + off;
-    sum_arrived_kernel<T><<<reduce_blocks, 512, 0, stream>>>(
-        c, ch, int(k), src, reinterpret_cast<T*>(reinterpret_cast<char*>(out) + off), len / 16);
+    for (int r = 0; r < c.world; ++r) {
+      if (r == c.rank) {
+        src.src[r] = reinterpret_cast<const char*>(in) + off;
+        continue;
+      }
+      char* dst = reinterpret_cast<char*>(scratch) + std::size_t(slot++) * bytes + off;
+      KR_CE_TRY(cudaMemcpyAsync(dst, reinterpret_cast<const char*>(c.peer(in, r)) + off, len,
+                                cudaMemcpyDeviceToDevice, ce.stream(r)));
+      src.src[r] = dst;
+    }
+    for (int r = 0; r < c.world; ++r) {  // this chunk's copies from every peer are done
+      if (r == c.rank) continue;
+      KR_CE_TRY(cudaEventRecord(ce.event(c.world + int(k)), ce.stream(r)));
+      KR_CE_TRY(cudaStreamWaitEvent(stream, ce.event(c.world + int(k)), 0));
+    }
+    sum_sources_kernel<T><<<reduce_blocks, 512, 0, stream>>>(src, c.world,
+                                                             reinterpret_cast<T*>(reinterpret_cast<char*>(out) + off),
+                                                             len / 16);
     KR_CE_TRY(cudaGetLastError());
   }
-  return ce.join(stream);  // my copies are done: `in` may be reused once this returns in stream order
-}
-
-/// All-reduce by copy engine (large messages). `scratch`: world * n elements in the heap.
-template <reducible T>
-cudaError_t ce_all_reduce(const comm& c, const copy_engines& ce, const T* in, T* out, T* scratch, std::size_t n,
-                          cudaStream_t stream, std::size_t chunk_bytes = std::size_t(16) << 20, int channel = 0,
-                          int reduce_blocks = 132) {
-  return ce_push_reduce(c, ce, in, out, scratch, n, false, stream, chunk_bytes, channel, reduce_blocks);
-}
-
-/// Reduce-scatter by copy engine: `in` holds world * n elements, `out` gets n; `scratch`: world * n
-/// elements in the heap.
-template <reducible T>
-cudaError_t ce_reduce_scatter(const comm& c, const copy_engines& ce, const T* in, T* out, T* scratch, std::size_t n,
-                              cudaStream_t stream, std::size_t chunk_bytes = std::size_t(16) << 20, int channel = 0,
-                              int reduce_blocks = 132) {
-  return ce_push_reduce(c, ce, in, out, scratch, n, true, stream, chunk_bytes, channel, reduce_blocks);
+  KR_CE_TRY(ce.join(stream));
+  return barrier(c, stream, channel);  // no peer still reads my input
 }
 
 #undef KR_CE_TRY

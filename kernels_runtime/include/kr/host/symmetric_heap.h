@@ -51,6 +51,8 @@ class symmetric_heap {
     return static_cast<T*>(allocate(n * sizeof(T), align));
   }
   std::size_t available() const { return layout_.available(); }
+  /// Bytes of each rank's heap, from its base (the control region included).
+  std::size_t capacity() const { return layout_.capacity(); }
 
   /// Host-side barrier of all ranks (no GPU work).
   void barrier() { rendezvous_.barrier(); }
