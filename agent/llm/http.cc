@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 
@@ -122,6 +123,16 @@ int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t
   return 0;
 }
 
+const std::string& no_proxy() {
+  static const std::string list = [] {
+    std::string l = "127.0.0.1,localhost,::1";
+    for (const char* name : {"no_proxy", "NO_PROXY"})
+      if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return l + "," + v;
+    return l;
+  }();
+  return list;
+}
+
 }  // namespace
 
 std::optional<millis> parse_retry_after(std::string_view value) {
@@ -167,6 +178,8 @@ http_outcome http_post(const http_request& req, const std::function<bool(std::st
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.limits.connect.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.limits.request.count()));
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  // A proxy from the environment must never see loopback traffic (self-hosted servers, tests).
+  curl_easy_setopt(h, CURLOPT_NOPROXY, no_proxy().c_str());
   if (req.idle_timeout) {
     // curl calls this at least once a second, so an idle stall is noticed within ~1 s of the limit.
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &on_progress);

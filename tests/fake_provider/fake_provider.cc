@@ -30,6 +30,7 @@ nlohmann::json control(int port, const std::string& path, const std::string* pos
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &collect);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &out);
   curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");  // loopback only, whatever the environment says
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
   if (post_body != nullptr) curl_easy_setopt(h, CURLOPT_POSTFIELDS, post_body->c_str());
   const CURLcode rc = curl_easy_perform(h);
