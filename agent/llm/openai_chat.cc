@@ -167,7 +167,10 @@ class openai_chat : public provider {
     const sampling s = effective(req, cfg);
     if (s.temperature) b["temperature"] = *s.temperature;
     if (s.top_p) b["top_p"] = *s.top_p;
-    if (s.max_output_tokens) b["max_completion_tokens"] = *s.max_output_tokens;
+    // OpenAI's reasoning models refuse max_tokens; most other servers only know max_tokens.
+    if (s.max_output_tokens)
+      b[cfg.base_url.find("api.openai.com") != std::string::npos ? "max_completion_tokens" : "max_tokens"] =
+          *s.max_output_tokens;
     if (s.reasoning_effort) b["reasoning_effort"] = *s.reasoning_effort;
     if (s.seed) b["seed"] = *s.seed;
     if (!s.stop.empty()) b["stop"] = s.stop;

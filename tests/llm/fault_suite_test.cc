@@ -264,6 +264,7 @@ TEST_P(fault_suite, reasoning_and_tool_turns_are_carried_back) {
   request req = ask("fix the kernel");
   req.tools.push_back(bash_tool());
   req.params.reasoning_effort = "high";
+  req.params.max_output_tokens = 30000;
   const auto first = run(json::array({{{"reasoning", "the reduction is wrong"},
                                        {"tool_calls", json::array({{{"id", "call_7"}, {"name", "bash"},
                                                                     {"arguments", {{"cmd", "nvcc k.cu"}}}}})}},
@@ -282,6 +283,7 @@ TEST_P(fault_suite, reasoning_and_tool_turns_are_carried_back) {
   switch (proto()) {
     case protocol::openai_chat: {
       EXPECT_EQ(reqs[0]["body"]["reasoning_effort"], "high");
+      EXPECT_EQ(reqs[0]["body"]["max_tokens"], 30000);
       const json& msgs = body["messages"];
       ASSERT_EQ(msgs.size(), 4u);
       EXPECT_EQ(msgs[2]["tool_calls"][0]["id"], "call_7");
@@ -293,6 +295,8 @@ TEST_P(fault_suite, reasoning_and_tool_turns_are_carried_back) {
     case protocol::openai_responses: {
       EXPECT_EQ(reqs[0]["body"]["reasoning"]["effort"], "high");
       EXPECT_EQ(reqs[0]["body"]["store"], false);
+      EXPECT_EQ(reqs[0]["body"]["max_output_tokens"], 30000);
+      EXPECT_EQ(reqs[0]["body"]["include"][0], "reasoning.encrypted_content");
       const json& input = body["input"];
       ASSERT_EQ(input.size(), 4u);  // user, reasoning, function_call, function_call_output
       EXPECT_EQ(input[1]["type"], "reasoning");
@@ -305,6 +309,8 @@ TEST_P(fault_suite, reasoning_and_tool_turns_are_carried_back) {
     }
     case protocol::anthropic: {
       EXPECT_EQ(reqs[0]["body"]["thinking"]["type"], "enabled");
+      EXPECT_EQ(reqs[0]["body"]["thinking"]["budget_tokens"], 24576);
+      EXPECT_EQ(reqs[0]["body"]["max_tokens"], 30000);
       EXPECT_GT(reqs[0]["body"]["max_tokens"].get<int>(), reqs[0]["body"]["thinking"]["budget_tokens"].get<int>());
       const json& msgs = body["messages"];
       ASSERT_EQ(msgs.size(), 3u);
