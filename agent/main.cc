@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "agent/llm/cli.h"
+#include "bench/cli.h"
 #include "config/toml_reader.h"
 #include "pkagent/build_info.h"
 
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
 
   // Subcommands, in the order of the data flow.
   pk::llm::add_models_command(app, exit_code);
+  pk::bench::add_bench_commands(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,168 @@
+#include "bench/cli.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/eval/evaluate.h"
+#include "bench/eval/hardware_spec.h"
+#include "bench/eval/problem.h"
+#include "bench/eval/rank_supervisor.h"
+#include "bench/eval/roofline.h"
+#include "config/toml_reader.h"
+
+namespace pk::bench {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string micros(double seconds) {
+  if (seconds <= 0) return "-";
+  if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
+  return fmt::format("{:.3f} ms", seconds * 1e3);
+}
+
+struct problems_args {
+  std::string suite_dir;
+  std::string hardware;
+  int world = 2;
+  bool json = false;
+};
+
+int run_problems(const problems_args& a) {
+  const auto suite = load_suite(a.suite_dir.empty() ? default_suite_dir() : fs::path(a.suite_dir));
+  const hardware_spec hw = load_hardware_spec(a.hardware.empty() ? default_hardware_spec() : fs::path(a.hardware));
+  nlohmann::json out = nlohmann::json::array();
+  if (!a.json)
+    fmt::print("{:>4}  {:<26} {:<18} {:<10} {:>11}  {:<6} {}\n", "id", "stem", "category", "worlds",
+               fmt::format("bound@W={}", a.world), "limit", "title");
+  for (const problem& p : suite) {
+    std::string worlds;
+    for (int w : p.world_sizes) worlds += fmt::format("{}{}", worlds.empty() ? "" : ",", w);
+    const roofline_bound b = roofline(p, a.world, hw);
+    if (a.json) {
+      out.push_back({{"id", p.id}, {"stem", p.stem}, {"category", p.category}, {"title", p.title},
+                     {"world_sizes", p.world_sizes}, {"dtype", p.dtype},
+                     {"roofline", {{"world", a.world}, {"seconds", b.seconds()}, {"limiter", b.limiter()},
+                                   {"link_bytes", b.link_bytes}, {"hbm_bytes", b.hbm_bytes}, {"flops", b.flops}}}});
+    } else {
+      fmt::print("{:>4}  {:<26} {:<18} {:<10} {:>11}  {:<6} {}\n", p.id, p.stem, p.category, worlds,
+                 micros(b.seconds()), b.limiter(), p.title);
+    }
+  }
+  if (a.json) fmt::print("{}\n", out.dump(2));
+  else fmt::print("{} problems; bound = max(link bytes / link_bw, HBM bytes / hbm_bw, FLOPs / peak) on {}\n",
+                  suite.size(), hw.name);
+  return 0;
+}
+
+struct eval_args {
+  std::string problem, solution, suite_dir, hardware, sandbox = "bwrap", device = "cuda";
+  std::vector<int> gpus;
+  int world = 2, trials = 5, min_calls = 100;
+  long long seed = 42;
+  double timeout = 120, compile_timeout = 600;
+  bool no_perf = false, json = false, cuda_graph = false, keep = false, quiet = false;
+};
+
+int run_eval(const eval_args& a) {
+  eval_options o;
+  o.world = a.world;
+  o.trials = a.trials;
+  o.perf = !a.no_perf;
+  o.device = a.device;
+  o.seed = a.seed;
+  o.timeout_s = a.timeout;
+  o.compile_timeout_s = a.compile_timeout;
+  o.gpus = a.gpus;
+  o.timing.cuda_graph = a.cuda_graph;
+  o.timing.min_calls = a.min_calls;
+  o.keep_workspace = a.keep;
+  if (a.sandbox == "none") {
+    o.isolation = sandbox::isolation::none;
+    fmt::print(stderr, "pkagent eval: warning: --sandbox none: the candidate runs unisolated, with your "
+                       "files and network in reach; use it only for code you trust\n");
+  }
+  if (a.device == "cpu") o.timing.warmup_max_ms = 1000;
+  if (!a.quiet) o.progress = [](const std::string& line) { fmt::print(stderr, "pkagent eval: {}\n", line); };
+
+  const auto suite = load_suite(a.suite_dir.empty() ? default_suite_dir() : fs::path(a.suite_dir));
+  const problem& p = find_problem(suite, a.problem);
+  o.hardware = load_hardware_spec(a.hardware.empty() ? default_hardware_spec() : fs::path(a.hardware));
+  const eval_report r = evaluate(p, a.solution, o);
+  if (a.json) fmt::print("{}\n", to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  else fmt::print("{}", render_text(r));
+  return r.ok() ? 0 : 1;
+}
+
+// Runs `body`, mapping bad input to exit 2 and evaluator failures to 3, with a one-line message.
+template <class F>
+int guarded(const char* command, F body) {
+  try {
+    return body();
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "pkagent {}: {}\n", command, e.what());
+    return 2;
+  } catch (const config::config_error& e) {
+    fmt::print(stderr, "pkagent {}: {}\n", command, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "pkagent {}: {}\n", command, e.what());
+    return 3;
+  }
+}
+
+}  // namespace
+
+void add_bench_commands(CLI::App& app, int& exit_code) {
+  auto pa = std::make_shared<problems_args>();
+  CLI::App* problems = app.add_subcommand("problems", "List the problems of the suite with their roofline bound");
+  problems->add_option("--suite-dir", pa->suite_dir, "A directory of problems (default: bench/problems)");
+  problems->add_option("--hardware", pa->hardware, "Hardware spec TOML (default: config/hardware/h200x2.toml)");
+  problems->add_option("--world", pa->world, "World size for the bound")->check(CLI::PositiveNumber);
+  problems->add_flag("--json", pa->json, "Print JSON");
+  problems->callback([pa, &exit_code] { exit_code = guarded("problems", [&] { return run_problems(*pa); }); });
+
+  auto ea = std::make_shared<eval_args>();
+  CLI::App* eval = app.add_subcommand(
+      "eval", "Judge a candidate solution of a problem: correctness on fresh inputs per trial, then timing against "
+              "the reference (exit 0 only when correct)");
+  eval->add_option("--problem", ea->problem, "Problem id, stem or <id>_<stem>")->required();
+  eval->add_option("--solution", ea->solution, "The candidate: a Python file defining solution(...)")->required();
+  eval->add_option("--world", ea->world, "Number of ranks (one GPU each)")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  eval->add_option("--trials", ea->trials, "Trials, each with fresh inputs")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  eval->add_flag("--no-perf", ea->no_perf, "Check correctness only; no timing");
+  eval->add_option("--device", ea->device, "cuda (NCCL, one GPU per rank) or cpu (gloo)")->capture_default_str()
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  eval->add_flag("--json", ea->json, "Print the report as JSON");
+  eval->add_option("--sandbox", ea->sandbox, "bwrap (default) or none (unisolated: trusted code only)")
+      ->capture_default_str()->check(CLI::IsMember({"bwrap", "none"}));
+  eval->add_option("--timeout", ea->timeout, "Seconds allowed per phase (each trial, each timing)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  eval->add_option("--compile-timeout", ea->compile_timeout, "Seconds allowed for imports and JIT compilation")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  eval->add_option("--seed", ea->seed, "Base seed of the inputs (final scoring uses one the agent never saw)");
+  eval->add_option("--gpus", ea->gpus, "Host GPU indices to use, one per rank (default 0..world-1)")->delimiter(',');
+  eval->add_flag("--cuda-graph", ea->cuda_graph, "Time CUDA-graph replays (for launch-bound solutions)");
+  eval->add_option("--min-calls", ea->min_calls, "Timed calls per function and trial, at least")->capture_default_str()
+      ->check(CLI::Range(10, 100000));
+  eval->add_option("--suite-dir", ea->suite_dir, "A directory of problems in our format (default: bench/problems)");
+  eval->add_option("--hardware", ea->hardware, "Hardware spec for the roofline line");
+  eval->add_flag("--keep-workspace", ea->keep, "Keep the run's scratch directory (printed) for debugging");
+  eval->add_flag("-q,--quiet", ea->quiet, "No progress lines on stderr");
+  eval->callback([ea, &exit_code] { exit_code = guarded("eval", [&] { return run_eval(*ea); }); });
+
+  auto ws = std::make_shared<std::string>();
+  CLI::App* ranks = app.add_subcommand("_ranks", "");  // internal: started by `eval` in its sandbox
+  ranks->group("");
+  ranks->add_option("workspace", *ws)->required();
+  ranks->callback([ws, &exit_code] { exit_code = supervise_ranks(*ws); });
+}
+
+}  // namespace pk::bench

@@ -1,0 +1,64 @@
+// What `pkagent eval` found: the verdict, per-trial and per-rank details, timings, speedup.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pk::bench {
+
+/// The judge's verdicts. `correct` is the only passing one.
+enum class verdict { correct, mismatch, compile_error, runtime_error, timeout };
+std::string to_string(verdict v);
+
+/// Times of one function's calls, each the maximum over ranks of that call.
+struct timing_stats {
+  double median_ms = 0, p10_ms = 0, p90_ms = 0;
+  int calls = 0;
+};
+timing_stats stats_of(std::vector<double> ms);
+
+struct rank_check {
+  int rank = 0;
+  bool ok = true;
+  std::string message;  ///< the first failing leaf ("output[0]: shape ... but ..."), empty when ok
+  double max_abs_error = 0, max_rel_error = 0;
+  unsigned long long mismatches = 0;
+};
+
+struct trial_report {
+  int trial = 0;
+  bool correct = true;
+  std::vector<rank_check> ranks;
+  std::optional<timing_stats> reference, candidate;
+  std::optional<double> speedup;  ///< median(reference) / median(candidate)
+};
+
+struct eval_report {
+  std::string problem;   ///< "<id>_<stem>"
+  std::string solution;  ///< the candidate file as given
+  int world = 0;
+  std::string device, dtype;
+  int trials_requested = 0;
+  verdict result = verdict::runtime_error;
+  std::string message;   ///< one paragraph: why this verdict
+  std::string log;       ///< stderr tail of the rank that failed, when one did
+  std::vector<trial_report> trials;
+  std::optional<timing_stats> reference, candidate;  ///< pooled over trials
+  std::optional<double> speedup;
+  std::optional<double> roofline_ms;
+  std::string roofline_limiter;
+  bool reference_cached = false;  ///< the reference outputs came from the cache
+  double wall_seconds = 0;
+  std::string sandbox;            ///< "bwrap" or "none"
+
+  bool ok() const { return result == verdict::correct; }
+};
+
+nlohmann::json to_json(const eval_report& r);
+/// The human-readable form printed by `pkagent eval`.
+std::string render_text(const eval_report& r);
+
+}  // namespace pk::bench

@@ -1,0 +1,159 @@
+"""Times the reference and the candidate against each other, per rank, in one process.
+
+Every timed call is preceded by an L2 flush (a write of twice the L2 size) and a device-side barrier
+(a one-element all-reduce on the same stream), and is bracketed by CUDA events; no host sync inside a
+round. Reference (A) and candidate (B) run in alternating blocks, A B B A A B ..., so that clock or
+thermal drift lands on both alike. Every rank makes exactly the same sequence of calls, so call i
+of one rank lines up with call i of every other: the judge takes the maximum over ranks per call.
+
+The functions used here are bound when this module is imported, which the worker does before it
+imports the candidate: a candidate that patches torch.cuda.Event or dist.all_reduce afterwards does
+not change how it is timed.
+"""
+
+import math
+import time
+
+import torch
+import torch.distributed as dist
+
+_Event = torch.cuda.Event
+_record = torch.cuda.Event.record
+_elapsed = torch.cuda.Event.elapsed_time
+_synchronize = torch.cuda.synchronize
+_all_reduce = dist.all_reduce
+_barrier = dist.barrier
+_perf_counter = time.perf_counter
+_ReduceOp = dist.ReduceOp
+
+BLOCK = 5  # calls per block; blocks alternate between the two functions
+
+
+class Settings:
+    def __init__(self, d):
+        self.warmup_min_calls = int(d.get("warmup_min_calls", 20))
+        self.warmup_min_ms = float(d.get("warmup_min_ms", 100))
+        self.warmup_max_ms = float(d.get("warmup_max_ms", 5000))
+        self.min_calls = int(d.get("min_calls", 50))
+        self.min_ms = float(d.get("min_ms", 100))
+        self.max_calls = int(d.get("max_calls", 2000))
+        self.cuda_graph = bool(d.get("cuda_graph", False))
+
+
+class _Gpu:
+    def __init__(self, device):
+        self.device = torch.device(device)
+        l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 0) or (50 << 20)
+        self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device=self.device)
+        self.bar = torch.zeros(1, dtype=torch.float32, device=self.device)
+
+    def block(self, fn, n):
+        """Enqueues n flushed, barrier-aligned, event-timed calls; returns the event pairs."""
+        pairs = []
+        for _ in range(n):
+            self.flush_buf.zero_()
+            _all_reduce(self.bar)
+            s, e = _Event(enable_timing=True), _Event(enable_timing=True)
+            _record(s)
+            fn()
+            _record(e)
+            pairs.append((s, e))
+        return pairs
+
+    def read(self, pairs):
+        _synchronize(self.device)
+        return [_elapsed(s, e) for s, e in pairs]
+
+    def agree_max(self, value):
+        t = torch.tensor([float(value)], dtype=torch.float64, device=self.device)
+        _all_reduce(t, op=_ReduceOp.MAX)
+        return t.item()
+
+
+class _Cpu:
+    def block(self, fn, n):
+        times = []
+        for _ in range(n):
+            _barrier()
+            t0 = _perf_counter()
+            fn()
+            times.append((_perf_counter() - t0) * 1e3)
+        return times
+
+    def read(self, times):
+        return times
+
+    def agree_max(self, value):
+        t = torch.tensor([float(value)], dtype=torch.float64)
+        _all_reduce(t, op=_ReduceOp.MAX)
+        return t.item()
+
+
+def _median(xs):
+    s = sorted(xs)
+    return s[len(s) // 2] if s else 0.0
+
+
+def _graphed(fn, device):
+    """Captures one call of fn into a CUDA graph and returns its replay."""
+    stream = torch.cuda.Stream(device=device)
+    stream.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream(device).wait_stream(stream)
+    _synchronize(device)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    _synchronize(device)
+    return graph.replay
+
+
+def measure(fns, device, settings):
+    """Times the callables in `fns` (two: reference, candidate) against each other.
+
+    Returns {"calls": [[ms ...] per fn], "warmup_calls": n}. All ranks must call this together.
+    """
+    gpu = device.startswith("cuda")
+    clock = _Gpu(device) if gpu else _Cpu()
+    if gpu and settings.cuda_graph:
+        fns = [_graphed(fn, device) for fn in fns]
+
+    # Warm-up: alternate blocks until every function has had enough calls and wall time, and its
+    # median per block has settled (two blocks in a row within 5%), or the cap is reached.
+    warm = [[] for _ in fns]
+    last = [None for _ in fns]
+    t0 = _perf_counter()
+    while True:
+        settled = True
+        for i, fn in enumerate(fns):
+            times = clock.read(clock.block(fn, BLOCK))
+            warm[i] += times
+            m = _median(times)
+            if last[i] is None or abs(m - last[i]) > 0.05 * max(last[i], 1e-9):
+                settled = False
+            last[i] = m
+        spent = (_perf_counter() - t0) * 1e3
+        enough = all(len(w) >= settings.warmup_min_calls for w in warm) and spent >= settings.warmup_min_ms
+        done = (enough and settled) or spent >= settings.warmup_max_ms
+        # Every rank must run the same number of calls: go on while any rank wants to.
+        if clock.agree_max(0.0 if done else 1.0) == 0.0:
+            break
+
+    # How many timed calls: at least min_calls, and enough for min_ms of calls per function.
+    per_call = max(_median(w[-BLOCK:]) for w in warm)
+    want = settings.min_calls
+    if per_call > 0:
+        want = max(want, math.ceil(settings.min_ms / per_call))
+    want = int(clock.agree_max(min(want, settings.max_calls)))
+    want = BLOCK * math.ceil(want / BLOCK)
+
+    # Timed: blocks in the order A B B A A B B A ... so that a linear drift cancels out.
+    pending = [[] for _ in fns]
+    for r in range(want // BLOCK):
+        order = range(len(fns)) if r % 2 == 0 else reversed(range(len(fns)))
+        for i in order:
+            pending[i].append(clock.block(fns[i], BLOCK))
+    calls = [[t for blk in p for t in clock.read(blk)] for p in pending]
+    return {"calls": calls, "warmup_calls": len(warm[0])}
