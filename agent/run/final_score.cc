@@ -1,0 +1,65 @@
+#include "agent/run/final_score.h"
+
+#include <fmt/format.h>
+
+namespace pk::run {
+
+bench::eval_report score_solution(const bench::problem& p, const std::filesystem::path& solution,
+                                  bench::eval_options o, scheduler::gpu_scheduler& gpus, scheduler::holder who,
+                                  std::stop_token stop) {
+  bench::eval_report missing;
+  missing.problem = p.name();
+  missing.solution = solution.string();
+  missing.world = o.world;
+  missing.device = o.device;
+  missing.dtype = p.dtype;
+  missing.trials_requested = o.trials;
+  if (!std::filesystem::exists(solution)) {
+    missing.result = bench::verdict::compile_error;
+    missing.message = "the episode left no solution.py";
+    return missing;
+  }
+  scheduler::acquire_result got = gpus.acquire(who, o.world, stop);
+  if (!got) throw std::runtime_error(fmt::format("final scoring of {} got no GPUs: {}", p.name(), got.message()));
+  if (o.device == "cuda") o.gpus = got.value().gpus();
+  try {
+    return bench::evaluate(p, solution, o);
+  } catch (const std::invalid_argument& e) {
+    // The candidate's file is unusable (e.g. not readable): the judge's compile_error.
+    missing.result = bench::verdict::compile_error;
+    missing.message = e.what();
+    return missing;
+  }
+}
+
+metrics::episode_result make_result(const bench::problem& p, const bench::eval_report& r, const episode_facts& f) {
+  metrics::episode_result e;
+  e.run_id = f.run_id;
+  e.mode = f.mode;
+  e.model = f.model;
+  e.problem_id = p.id;
+  e.stem = p.stem;
+  e.problem_category = metrics::parse_category(p.category).value_or(metrics::category::domain);
+  e.world_size = r.world;
+  e.sample = f.sample;
+  e.verdict = bench::to_string(r.result);
+  e.correct = r.ok();
+  if (r.ok() && r.speedup && r.reference && r.candidate) {
+    e.speedup = *r.speedup;
+    // Half the p10..p90 spread of the reference's calls, relative to its median: a speedup within
+    // it cannot be told from noise.
+    if (r.reference->median_ms > 0)
+      e.noise = (r.reference->p90_ms - r.reference->p10_ms) / (2 * r.reference->median_ms);
+    e.timings = metrics::timing{r.reference->median_ms, r.candidate->median_ms, static_cast<int>(r.trials.size())};
+  }
+  e.tokens_in = f.used.input_tokens;
+  e.tokens_out = f.used.output_tokens;
+  e.dollars = f.used.dollars;
+  e.gpu_seconds = f.gpu_seconds;
+  e.wall_seconds = f.used.wall_seconds;
+  e.end_reason = f.end_reason;
+  e.transcript = f.transcript;
+  return e;
+}
+
+}  // namespace pk::run

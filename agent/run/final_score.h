@@ -1,0 +1,40 @@
+// Final scoring of an ended episode: its solution.py on hidden seeds, with the full number of
+// trials and timing, in a fresh evaluation sandbox under a lease of the run's own (so an episode
+// that spent its GPU budget is still scored). This is the number every report uses.
+#pragma once
+
+#include <filesystem>
+#include <stop_token>
+#include <string>
+
+#include "agent/limits.h"
+#include "bench/eval/evaluate.h"
+#include "bench/metrics/result.h"
+#include "bench/scheduler/gpu_scheduler.h"
+
+namespace pk::run {
+
+/// The base seed of final scoring: far from the seeds `pkb check` shows (which start at 1).
+inline constexpr long long hidden_seed_base = 7'000'003;
+
+/// Scores `solution` under a lease from `who`; `o` carries world, device, trials and timing.
+/// A solution file that is missing scores as the judge's verdict for it (never an exception).
+bench::eval_report score_solution(const bench::problem& p, const std::filesystem::path& solution,
+                                  bench::eval_options o, scheduler::gpu_scheduler& gpus, scheduler::holder who,
+                                  std::stop_token stop = {});
+
+/// What the episode was, for the result record.
+struct episode_facts {
+  std::string run_id;
+  metrics::run_mode mode = metrics::run_mode::agent;
+  std::string model;
+  int sample = 0;
+  std::string end_reason;
+  agent::usage_so_far used;
+  double gpu_seconds = 0;       ///< pkb leases plus final scoring
+  std::string transcript;       ///< relative to the run directory
+};
+
+metrics::episode_result make_result(const bench::problem& p, const bench::eval_report& r, const episode_facts& f);
+
+}  // namespace pk::run

@@ -1,0 +1,132 @@
+#include "agent/run/problem_task.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "agent/prompt_template.h"
+#include "bench/eval/roofline.h"
+#include "config/paths.h"
+
+namespace pk::run {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot read", file.string()));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw std::runtime_error(fmt::format("{}: cannot write", file.string()));
+}
+
+std::string si(double value, const char* unit) {
+  const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (value >= 1000 && i < 5) value /= 1000, ++i;
+  return fmt::format("{:.4g} {}{}", value, prefixes[i], unit);
+}
+
+std::string duration(double seconds) {
+  if (seconds <= 0) return "-";
+  if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
+  return fmt::format("{:.3f} ms", seconds * 1e3);
+}
+
+fs::path kernels_runtime_include() { return config::data_path("kernels_runtime/include"); }
+fs::path kernels_runtime_doc() { return config::data_path("docs/kernels_runtime.md"); }
+
+}  // namespace
+
+std::string signature_of(const std::string& source) {
+  static const std::regex def(R"(def\s+solution\s*\(([^)]*)\)\s*(->\s*[^:]+)?:)");
+  std::smatch m;
+  if (!std::regex_search(source, m, def)) return "";
+  std::string args = std::regex_replace(m[1].str(), std::regex(R"(\s+)"), " ");
+  std::string ret = std::regex_replace(m[2].str(), std::regex(R"(\s+)"), " ");
+  while (!args.empty() && args.back() == ' ') args.pop_back();
+  while (!ret.empty() && ret.back() == ' ') ret.pop_back();
+  return fmt::format("def solution({}){}{}", args, ret.empty() ? "" : " ", ret);
+}
+
+std::string docstring_of(const std::string& source) {
+  static const std::regex doc(R"(^\s*(?:#[^\n]*\n\s*)*(?:"""|''')([\s\S]*?)(?:"""|'''))");
+  std::smatch m;
+  if (!std::regex_search(source, m, doc)) return "";
+  std::string text = m[1].str();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+bool kernels_runtime_available() {
+  std::error_code ec;
+  return fs::is_directory(kernels_runtime_include(), ec) && fs::exists(kernels_runtime_doc(), ec);
+}
+
+std::string render_problem(const bench::problem& p, const problem_view& v, const fs::path& prompts_dir) {
+  static const std::set<std::string> vars = {
+      "id", "title", "backend", "kernels_runtime", "reference", "signature", "world", "shape", "dtype",
+      "device", "inputs_doc", "atol", "rtol", "final_trials", "check_trials", "hw_name", "gpu_count", "gpu",
+      "sm_count", "l2", "link_bw", "hbm_bw", "bf16_flops", "bound", "limiter"};
+  const auto tpl = agent::prompt_template::load(prompts_dir / "problem" / "problem.md", vars);
+  const std::string reference = read_file(p.reference);
+  std::string shape;
+  for (const auto& [name, value] : p.shape) shape += fmt::format("{}{} = {}", shape.empty() ? "" : ", ", name, value);
+  const bench::roofline_bound b = bench::roofline(p, v.world, v.hardware);
+  std::string ref = reference;
+  while (!ref.empty() && ref.back() == '\n') ref.pop_back();
+  return tpl.render({{"id", std::to_string(p.id)},
+                     {"title", p.title},
+                     {"backend", v.device == "cuda" ? "NCCL" : "gloo, on CPU for this run"},
+                     {"kernels_runtime", v.kernels_runtime ? "1" : ""},
+                     {"reference", ref},
+                     {"signature", signature_of(reference)},
+                     {"world", std::to_string(v.world)},
+                     {"shape", shape.empty() ? "none" : shape},
+                     {"dtype", p.dtype},
+                     {"device", v.device},
+                     {"inputs_doc", docstring_of(read_file(p.inputs))},
+                     {"atol", fmt::format("{:g}", p.atol)},
+                     {"rtol", fmt::format("{:g}", p.rtol)},
+                     {"final_trials", std::to_string(v.final_trials)},
+                     {"check_trials", std::to_string(v.check_trials)},
+                     {"hw_name", v.hardware.name},
+                     {"gpu_count", std::to_string(v.hardware.gpu_count)},
+                     {"gpu", v.hardware.gpu},
+                     {"sm_count", std::to_string(v.hardware.sm_count)},
+                     {"l2", fmt::format("{} MiB", v.hardware.l2_bytes >> 20)},
+                     {"link_bw", si(v.hardware.link_bw, "B/s")},
+                     {"hbm_bw", si(v.hardware.hbm_bw, "B/s")},
+                     {"bf16_flops", si(v.hardware.bf16_flops, "FLOP/s")},
+                     {"bound", duration(b.seconds())},
+                     {"limiter", b.limiter()}});
+}
+
+bool write_task_dir(const fs::path& dir, const bench::problem& p, const std::string& problem_md,
+                    const fs::path& prompts_dir) {
+  const fs::path partial = dir.string() + ".partial";
+  fs::remove_all(partial);
+  fs::create_directories(partial);
+  write_file(partial / "PROBLEM.md", problem_md);
+  fs::copy_file(p.reference, partial / "reference.py");
+  fs::copy_file(prompts_dir / "problem" / "solution_stub.py", partial / "solution.py");
+  const bool kr = kernels_runtime_available();
+  if (kr) {
+    fs::copy(kernels_runtime_include(), partial / "kernels_runtime", fs::copy_options::recursive);
+    fs::copy_file(kernels_runtime_doc(), partial / "kernels_runtime.md");
+  }
+  fs::remove_all(dir);
+  fs::rename(partial, dir);  // readers never see a half-written task
+  return kr;
+}
+
+}  // namespace pk::run

@@ -1,0 +1,41 @@
+// The task of one problem as the model sees it: PROBLEM.md rendered from prompts/problem/, and the
+// directory every episode of that problem starts from (PROBLEM.md, reference.py, a solution.py to
+// write, the kernels_runtime headers and docs when they exist).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "bench/eval/hardware_spec.h"
+#include "bench/eval/problem.h"
+
+namespace pk::run {
+
+/// What PROBLEM.md states beyond the problem's own files.
+struct problem_view {
+  int world = 2;
+  std::string device = "cuda";
+  int check_trials = 2;
+  int final_trials = 5;
+  bench::hardware_spec hardware;
+  bool kernels_runtime = false;  ///< the task directory carries kernels_runtime's headers and docs
+};
+
+/// The `def solution(...)` header of a reference source, on one line ("" when there is none).
+std::string signature_of(const std::string& source);
+/// The module docstring of a Python source ("" when there is none).
+std::string docstring_of(const std::string& source);
+
+/// Renders prompts_dir/problem/problem.md. Throws agent::template_error for a bad template.
+std::string render_problem(const bench::problem& p, const problem_view& v, const std::filesystem::path& prompts_dir);
+
+/// Writes the task directory `dir` (replacing it): PROBLEM.md = problem_md, reference.py, the
+/// solution.py stub, and kernels_runtime/ + kernels_runtime.md when the data tree has them.
+/// Returns whether kernels_runtime was included.
+bool write_task_dir(const std::filesystem::path& dir, const bench::problem& p, const std::string& problem_md,
+                    const std::filesystem::path& prompts_dir);
+
+/// Whether the data tree holds kernels_runtime headers to hand to the model.
+bool kernels_runtime_available();
+
+}  // namespace pk::run

@@ -1,0 +1,59 @@
+// What `pkagent run` is asked to do: the options, the problem list, and the run directory's plan
+// file (run.json), which a rerun on the same directory must agree with to resume it.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/eval/problem.h"
+#include "bench/metrics/result.h"
+#include "sandbox/sandbox.h"
+
+namespace pk::run {
+
+struct run_options {
+  metrics::run_mode mode = metrics::run_mode::agent;
+  std::string model = "demo";
+  int samples = 1;
+  std::vector<int> problems;           ///< problem ids, ascending
+  int jobs = 1;                        ///< concurrent episodes
+  std::string device;                  ///< "cuda" or "cpu"
+  std::filesystem::path out;           ///< the run directory
+  int world = 2;
+  std::vector<std::string> overrides;  ///< agent.toml overrides (--set)
+  std::filesystem::path agent_config;  ///< empty: config/agent.toml
+  std::filesystem::path prompts;       ///< empty: prompts/
+  std::filesystem::path models;        ///< empty: config/models.toml
+  std::filesystem::path hardware;      ///< empty: config/hardware/h200x2.toml
+  std::filesystem::path suite;         ///< empty: bench/problems
+  sandbox::isolation isolation = sandbox::isolation::bwrap;
+  int check_trials = 2;                ///< `pkb check`
+  int final_trials = 5;                ///< final scoring
+  bool final_perf = true;              ///< time the solution at final scoring
+  std::optional<double> gpu_seconds_cap;  ///< per episode, for pkb commands; unset: agent.toml's
+  std::filesystem::path pkb_binary;    ///< empty: `pkb` beside the running executable
+  bool quiet = false;
+};
+
+/// Parses "1-8,13", "4" or "all" against the suite's ids. Throws std::invalid_argument naming
+/// the bad part and the known ids.
+std::vector<int> parse_problem_list(std::string_view spec, const std::vector<bench::problem>& suite);
+
+/// The plan as stored in run.json (mode, model, device, world, run id; samples and problems are
+/// allowed to grow on a rerun).
+nlohmann::json plan_json(const run_options& o, const std::string& run_id);
+
+/// Reads out/run.json when present and checks that `o` may continue it; returns its run id, or a
+/// new one (the directory's name and the UTC start time) after writing run.json. Throws
+/// std::invalid_argument when the directory holds a different run, saying which option differs.
+std::string open_run_dir(const run_options& o);
+
+/// out/episodes/<id>_<stem>/sample-<k>
+std::filesystem::path episode_dir(const std::filesystem::path& out, const bench::problem& p, int sample);
+
+}  // namespace pk::run

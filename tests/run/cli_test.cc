@@ -1,0 +1,216 @@
+// `pkagent run` end to end on CPU (gloo) against the fake provider on loopback: a zero-shot run
+// and an agent run over problems 1-4, the agent run killed with SIGKILL mid-way and resumed, and
+// `pkagent report` on the result.
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <boost/process.hpp>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "agent/transcript.h"
+#include "bench/metrics/results_file.h"
+#include "fake_provider.h"
+#include "sandbox/sandbox.h"
+
+namespace pk::run {
+namespace {
+
+namespace fs = std::filesystem;
+namespace bp = boost::process;
+using json = nlohmann::json;
+
+constexpr const char* key_var = "PK_RUN_TEST_KEY";
+
+// A correct all-reduce, and only that: right for problem 1, wrong for the others.
+constexpr const char* allreduce_reply =
+    "Plan: reduce a copy in place.\n\n```python\nimport torch\nimport torch.distributed as dist\n\n\n"
+    "def solution(tensor):\n    out = tensor.clone()\n    dist.all_reduce(out)\n    return out\n```\n";
+
+json tool_reply(const std::string& command, double delay_s = 0) {
+  json r = {{"text", ""}, {"usage", {{"input", 1000}, {"output", 100}}}};
+  r["tool_calls"] = {command == "submit" ? json{{"name", "submit"}, {"arguments", json::object()}}
+                                         : json{{"name", "bash"}, {"arguments", {{"command", command}}}}};
+  if (delay_s > 0) r["delay_s"] = delay_s;
+  return r;
+}
+
+class run_cli_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = sandbox::unavailable_reason()) GTEST_SKIP() << "the sandbox cannot run here: " << *why;
+    char tmpl[] = "/tmp/pkrun-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    setenv(key_var, "sk-run-test-0123456789abcdef", 1);
+    models_ = dir_ / "models.toml";
+    std::ofstream(models_) << fmt::format(R"([models.fake]
+provider = "openai-chat"
+base_url = "{}"
+model = "fake-model"
+api_key_env = "{}"
+price = {{ input = 2.0, output = 10.0 }}
+retry = {{ max_retries = 0 }}
+)", fake_.base_url(), key_var);
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  std::vector<std::string> run_args(const std::string& mode, const fs::path& out) const {
+    return {"run", "--mode", mode, "--model", "fake", "--models", models_.string(), "--problems", "1-4",
+            "--device", "cpu", "--trials", "2", "--check-trials", "1", "--out", out.string()};
+  }
+
+  static bp::child start(const std::vector<std::string>& args, const fs::path& log) {
+    return bp::child(bp::exe = std::string(PKAGENT_BIN_DIR) + "/pkagent", bp::args = args,
+                     bp::std_out > log.string(), bp::std_err > log.string() + ".err");
+  }
+
+  static std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
+  int pkagent(const std::vector<std::string>& args, std::string* out) {
+    const fs::path log = dir_ / fmt::format("cmd-{}.log", ++commands_);
+    bp::child c = start(args, log);
+    c.wait();
+    *out = read(log) + read(log.string() + ".err");
+    return c.exit_code();
+  }
+
+  testkit::fake_provider fake_;
+  fs::path dir_, models_;
+  int commands_ = 0;
+};
+
+TEST_F(run_cli_test, ZeroShotOverProblems1To4IsScoredAndReported) {
+  json replies = json::array();
+  for (int i = 0; i < 4; ++i) replies.push_back({{"text", allreduce_reply}, {"usage", {{"input", 2000}, {"output", 300}}}});
+  fake_.load({{"replies", replies}});
+  const fs::path out = dir_ / "zs";
+  std::string text;
+  ASSERT_EQ(pkagent([&] { auto a = run_args("zeroshot", out); a.insert(a.end(), {"--jobs", "2"}); return a; }(), &text), 0)
+      << text;
+  const auto got = metrics::read_results(out / "results.jsonl");
+  EXPECT_TRUE(got.skipped.empty());
+  ASSERT_EQ(got.results.size(), 4u) << text;
+  for (const auto& r : got.results) {
+    EXPECT_EQ(r.mode, metrics::run_mode::zeroshot);
+    EXPECT_EQ(r.model, "fake");
+    EXPECT_EQ(r.tokens_in, 2000);
+    EXPECT_EQ(r.tokens_out, 300);
+    EXPECT_NEAR(r.dollars, (2000 * 2.0 + 300 * 10.0) / 1e6, 1e-9);
+    EXPECT_EQ(r.correct, r.problem_id == 1) << r.problem_id << ": " << r.verdict;
+    if (r.problem_id == 1) {
+      ASSERT_TRUE(r.speedup.has_value());
+      ASSERT_TRUE(r.timings.has_value());
+      EXPECT_EQ(r.timings->trials, 2);
+    } else {
+      EXPECT_NE(r.verdict, "correct");
+    }
+    EXPECT_TRUE(fs::exists(out / r.transcript)) << r.transcript;
+    const fs::path solution = out / fs::path(r.transcript).parent_path() / "workspace" / "solution.py";
+    EXPECT_NE(read(solution).find("dist.all_reduce(out)"), std::string::npos);
+    EXPECT_EQ(read(solution).find("```"), std::string::npos) << "the fence must not reach the solution";
+  }
+  // Every problem's task text reached the model, hidden seeds did not.
+  const json reqs = fake_.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  for (const json& q : reqs) {
+    const std::string body = q["body"].dump();
+    EXPECT_NE(body.find("def solution("), std::string::npos);
+    EXPECT_EQ(body.find("7000003"), std::string::npos);
+  }
+  // A rerun finds everything scored and asks the model nothing.
+  fake_.load({{"replies", json::array()}});
+  ASSERT_EQ(pkagent(run_args("zeroshot", out), &text), 0) << text;
+  EXPECT_NE(text.find("4 scored before"), std::string::npos) << text;
+  EXPECT_TRUE(fake_.requests().empty());
+  EXPECT_EQ(metrics::read_results(out / "results.jsonl").results.size(), 4u);
+
+  ASSERT_EQ(pkagent({"report", out.string()}, &text), 0) << text;
+  EXPECT_NE(text.find("allreduce"), std::string::npos) << text;
+}
+
+TEST_F(run_cli_test, AgentRunSurvivesKill9AndResumes) {
+  // Each episode: copy the reference in place and check it with pkb, then submit. Replies come
+  // slowly so that the kill lands mid-run; a spare pair covers a reply lost in flight.
+  json replies = json::array();
+  for (int i = 0; i < 6; ++i) {
+    replies.push_back(tool_reply("cp reference.py solution.py && pkb check", 0.5));
+    replies.push_back(tool_reply("submit", 0.5));
+  }
+  fake_.load({{"replies", replies}});
+  const fs::path out = dir_ / "agent";
+  const fs::path log = dir_ / "first.log";
+  bp::child first = start(run_args("agent", out), log);
+  // Kill once the first episode is scored and the second has started.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (std::chrono::steady_clock::now() < deadline && first.running()) {
+    if (fs::exists(out / "episodes" / "2_allgather" / "sample-0" / "transcript.jsonl") &&
+        fs::exists(out / "results.jsonl"))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(first.running()) << "the run ended before it could be killed:\n" << read(log) << read(log.string() + ".err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(first.id(), SIGKILL);
+  first.wait();
+  const std::size_t before = metrics::read_results(out / "results.jsonl").results.size();
+  EXPECT_GE(before, 1u);
+  EXPECT_LT(before, 4u);
+
+  std::string text;
+  ASSERT_EQ(pkagent(run_args("agent", out), &text), 0) << text;
+  EXPECT_NE(text.find(fmt::format("{} scored before", before)), std::string::npos) << text;
+  const auto read_back = metrics::read_results(out / "results.jsonl");
+  EXPECT_TRUE(read_back.skipped.empty()) << metrics::describe(read_back.skipped.at(0));
+  ASSERT_EQ(read_back.results.size(), 4u);
+  std::set<int> problems;
+  for (const auto& r : read_back.results) {
+    problems.insert(r.problem_id);
+    EXPECT_TRUE(r.correct) << r.problem_id << ": " << r.verdict << " (" << r.end_reason << ")";
+    EXPECT_EQ(r.end_reason, "submitted");
+    EXPECT_GT(r.gpu_seconds, 0);
+    // The transcript is whole: steps 1..n, each once, ending in an outcome.
+    const agent::transcript_file t = agent::read_transcript(out / r.transcript);
+    EXPECT_TRUE(t.finished()) << r.transcript;
+    EXPECT_TRUE(t.problems.empty()) << r.transcript;
+    EXPECT_EQ(t.complete_steps(), static_cast<int>(t.steps.size()));
+    // pkb check ran with a lease and passed on the visible inputs.
+    const std::string pkb_log = read(out / fs::path(r.transcript).parent_path() / "pkb.jsonl");
+    EXPECT_NE(pkb_log.find("\"verdict\":\"correct\""), std::string::npos) << pkb_log;
+  }
+  EXPECT_EQ(problems, (std::set<int>{1, 2, 3, 4}));
+
+  ASSERT_EQ(pkagent({"report", out.string()}, &text), 0) << text;
+  EXPECT_NE(text.find("reduce"), std::string::npos) << text;
+}
+
+TEST_F(run_cli_test, BadOptionsAreRefusedClearly) {
+  std::string text;
+  EXPECT_EQ(pkagent({"run", "--problems", "1-x", "--device", "cpu", "--out", (dir_ / "bad").string()}, &text), 2);
+  EXPECT_NE(text.find("'x' is not a problem id"), std::string::npos) << text;
+  // A directory holding another run is not silently mixed with this one.
+  fake_.load({{"replies", json::array({{{"text", allreduce_reply}}}) }});
+  const fs::path out = dir_ / "mixed";
+  auto args = run_args("zeroshot", out);
+  args[args.size() - 9] = "1";  // --problems 1
+  ASSERT_EQ(pkagent(args, &text), 0) << text;
+  args[2] = "agent";
+  EXPECT_EQ(pkagent(args, &text), 2);
+  EXPECT_NE(text.find("mode = \"zeroshot\""), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace pk::run

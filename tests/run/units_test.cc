@@ -1,0 +1,127 @@
+// The pieces of `pkagent run` that need no process: problem lists, PROBLEM.md, solution
+// extraction, compiler-output shaping, the wire format.
+#include <gtest/gtest.h>
+
+#include "agent/run/problem_task.h"
+#include "agent/run/run_plan.h"
+#include "agent/run/zero_shot.h"
+#include "bench/eval/hardware_spec.h"
+#include "bench/pkb/compiler_output.h"
+#include "bench/pkb/protocol.h"
+#include "config/paths.h"
+
+namespace pk::run {
+namespace {
+
+const std::vector<bench::problem>& suite() {
+  static const auto s = bench::load_suite(bench::default_suite_dir());
+  return s;
+}
+
+TEST(ProblemList, RangesListsAndAll) {
+  EXPECT_EQ(parse_problem_list("1-4", suite()), (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_problem_list("13,1-2,2", suite()), (std::vector<int>{1, 2, 13}));
+  // Ranges skip ids the suite does not have.
+  EXPECT_EQ(parse_problem_list("8-13", suite()), (std::vector<int>{8, 13}));
+  EXPECT_EQ(parse_problem_list("all", suite()).size(), suite().size());
+}
+
+TEST(ProblemList, BadInputNamesThePart) {
+  try {
+    parse_problem_list("1-3,x", suite());
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+  }
+  try {
+    parse_problem_list("99", suite());
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no problem 99"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1,2,3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_problem_list("5-2", suite()), std::invalid_argument);
+  EXPECT_THROW(parse_problem_list("", suite()), std::invalid_argument);
+}
+
+TEST(ExtractSolution, FirstPythonBlockThenBareThenWhole) {
+  EXPECT_EQ(extract_solution("plan\n```python\nA = 1\n```\n```python\nB = 2\n```\n"), "A = 1\n");
+  EXPECT_EQ(extract_solution("```bash\nls\n```\n```py\nC = 3\n```"), "C = 3\n");
+  EXPECT_EQ(extract_solution("```\nD = 4\n```"), "D = 4\n");
+  EXPECT_EQ(extract_solution("E = 5\n"), "E = 5\n");
+}
+
+TEST(ProblemText, SignatureAndDocstring) {
+  EXPECT_EQ(signature_of("import x\n\ndef solution(a: torch.Tensor,\n             b: int) -> torch.Tensor:\n  pass"),
+            "def solution(a: torch.Tensor, b: int) -> torch.Tensor");
+  EXPECT_EQ(signature_of("def other(): pass"), "");
+  EXPECT_EQ(docstring_of("\"\"\"Inputs: two tensors.\n\nMore.\"\"\"\nimport torch"), "Inputs: two tensors.\n\nMore.");
+  EXPECT_EQ(docstring_of("import torch\n"), "");
+}
+
+TEST(ProblemText, RendersEveryFactTheModelNeeds) {
+  const bench::problem& p = bench::find_problem(suite(), "1");
+  problem_view v;
+  v.world = 2;
+  v.device = "cuda";
+  v.final_trials = 5;
+  v.hardware = bench::load_hardware_spec(bench::default_hardware_spec());
+  const std::string md = render_problem(p, v, config::data_path("prompts"));
+  for (const char* needle : {"All-reduce", "def solution(tensor: torch.Tensor) -> torch.Tensor", "M = 1024, N = 1024",
+                             "torch.bfloat16", "atol=0.01", "World size 2", "5 trials", "132 SMs", "NVIDIA H200",
+                             "396 GB/s", "dist.all_reduce", "pkb check", "limited by link"})
+    EXPECT_NE(md.find(needle), std::string::npos) << "PROBLEM.md lacks '" << needle << "':\n" << md;
+  EXPECT_EQ(md.find("{{"), std::string::npos) << md;
+}
+
+TEST(ProblemText, TaskDirectoryHoldsTheFiles) {
+  const bench::problem& p = bench::find_problem(suite(), "2");
+  char tmpl[] = "/tmp/pkagent-run-task-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = std::filesystem::path(tmpl) / "task";
+  write_task_dir(dir, p, "# text\n", config::data_path("prompts"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "PROBLEM.md"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "reference.py"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "solution.py"));
+  EXPECT_FALSE(std::filesystem::exists(dir.string() + ".partial"));
+  std::filesystem::remove_all(tmpl);
+}
+
+TEST(CompilerOutput, KeepsFirstErrorsWithContextAndPtxasLines) {
+  std::string log;
+  for (int i = 0; i < 50; ++i) log += "noise line " + std::to_string(i) + "\n";
+  log += "ptxas info    : Used 64 registers, 0 bytes spill stores, 0 bytes spill loads\n";
+  log += "kernel.cu(12): error: identifier \"foo\" is undefined\n   foo(1);\n   ^\n";
+  for (int i = 0; i < 50; ++i) log += "more noise " + std::to_string(i) + "\n";
+  for (int i = 0; i < 9; ++i) log += "kernel.cu(" + std::to_string(20 + i) + "): error: bad thing\n";
+  const std::string shaped = pkb::shape_compiler_output(log);
+  EXPECT_NE(shaped.find("Used 64 registers"), std::string::npos) << shaped;
+  EXPECT_NE(shaped.find("identifier \"foo\" is undefined"), std::string::npos) << shaped;
+  EXPECT_NE(shaped.find("   foo(1);"), std::string::npos) << shaped;   // context after the error
+  EXPECT_EQ(shaped.find("noise line 10"), std::string::npos) << shaped;  // far from any error
+  EXPECT_EQ(shaped.find("kernel.cu(28)"), std::string::npos) << shaped;  // beyond the first five errors
+  EXPECT_NE(shaped.find("10 error lines in all, 5 shown"), std::string::npos) << shaped;
+}
+
+TEST(CompilerOutput, TracebackKeepsItsEnd) {
+  std::string log = "Traceback (most recent call last):\n";
+  for (int i = 0; i < 30; ++i) log += "  File \"x.py\", line " + std::to_string(i) + "\n";
+  log += "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+  const std::string shaped = pkb::shape_compiler_output(log);
+  EXPECT_NE(shaped.find("RuntimeError: CUDA error"), std::string::npos) << shaped;
+  EXPECT_NE(shaped.find("line 29"), std::string::npos) << shaped;
+  EXPECT_NE(shaped.find("lines left out"), std::string::npos) << shaped;
+}
+
+TEST(Protocol, RoundTripsAndRefusesGarbage) {
+  const std::string line = pkb::encode_request({"run", "--", "echo", "a\"b"});
+  EXPECT_EQ(pkb::decode_request(line), (std::vector<std::string>{"run", "--", "echo", "a\"b"}));
+  EXPECT_THROW(pkb::decode_request("{\"argv\": [1]}"), std::runtime_error);
+  EXPECT_THROW(pkb::decode_request("not json"), std::runtime_error);
+  const pkb::reply r = pkb::decode_reply(pkb::encode_reply({3, "out\n"}));
+  EXPECT_EQ(r.exit, 3);
+  EXPECT_EQ(r.output, "out\n");
+}
+
+}  // namespace
+}  // namespace pk::run
