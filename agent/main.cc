@@ -9,6 +9,7 @@
 
 #include "agent/llm/cli.h"
 #include "bench/cli.h"
+#include "bench/report/cli.h"
 #include "config/toml_reader.h"
 #include "pkagent/build_info.h"
 
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   // Subcommands, in the order of the data flow.
   pk::llm::add_models_command(app, exit_code);
   pk::bench::add_bench_commands(app, exit_code);
+  pk::report::add_report_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

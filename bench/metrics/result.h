@@ -46,7 +46,7 @@ struct episode_result {
   category problem_category = category::primitive;
   int world_size = 1;
   int sample = 0;  // 0-based index of this episode among the problem's samples
-  std::string verdict;  // the judge's verdict name, e.g. "correct", "wrong_output", "timeout"
+  std::string verdict;  // the judge's verdict name, e.g. "correct", "mismatch", "timeout"
   bool correct = false;
   std::optional<double> speedup;  // reference time / solution time on hidden inputs
   std::optional<double> noise;    // relative timing noise: speedups <= 1 + noise are not "faster"

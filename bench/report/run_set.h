@@ -1,0 +1,36 @@
+// The runs a report covers: read from run directories, summarised, labelled, and paired for
+// comparison (each agent run against each zero-shot run).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/metrics/aggregate.h"
+#include "bench/metrics/results_file.h"
+
+namespace pk::report {
+
+struct report_run {
+  std::string label;  // short and unique within the report, e.g. "agent · demo"
+  std::filesystem::path dir;
+  metrics::run_summary summary;
+};
+
+struct run_set {
+  std::vector<report_run> runs;
+  std::vector<metrics::skipped_line> skipped;
+  std::vector<std::pair<std::size_t, std::size_t>> comparisons;  // indices into runs: (a, b)
+  metrics::bootstrap_options bootstrap;
+};
+
+/// Reads DIR/results.jsonl (or a .jsonl file given directly) for each path. Throws
+/// std::runtime_error naming the path when one cannot be read or holds no valid result.
+run_set load_runs(const std::vector<std::filesystem::path>& paths, const metrics::bootstrap_options& bootstrap);
+
+/// Labels and pairs already-summarised runs (load_runs uses it; tests call it directly).
+run_set make_run_set(std::vector<std::pair<std::filesystem::path, metrics::run_summary>> runs,
+                     const metrics::bootstrap_options& bootstrap);
+
+}  // namespace pk::report

@@ -1,0 +1,206 @@
+// The report on the fixture runs (fixture/agent, fixture/zeroshot), checked against values worked
+// out by hand; the derivation is in tests/metrics/aggregate_test.cc.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "bench/report/document.h"
+#include "bench/report/markdown.h"
+#include "bench/report/run_set.h"
+
+namespace {
+
+using namespace pk::report;
+namespace fs = std::filesystem;
+
+const fs::path fixture = fs::path(PKAGENT_TEST_DATA) / "fixture";
+
+std::string markdown_of_fixture() {
+  auto set = load_runs({fixture / "agent", fixture / "zeroshot" / "results.jsonl"}, {});
+  return render_markdown(build_document(set));
+}
+
+// The cells of the first table row whose first cell is `first` after `after` (a heading).
+std::vector<std::string> row(const std::string& md, const std::string& first, const std::string& after = "") {
+  auto from = after.empty() ? 0 : md.find(after);
+  EXPECT_NE(from, std::string::npos) << after;
+  auto at = md.find("\n| " + first + " |", from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "no row " << first << " after " << after;
+    return {};
+  }
+  auto end = md.find('\n', at + 1);
+  std::string line = md.substr(at + 1, end - at - 1);
+  std::vector<std::string> cells;
+  std::stringstream in(line.substr(1));
+  std::string c;
+  while (std::getline(in, c, '|')) cells.push_back(c.substr(1, c.size() >= 2 ? c.size() - 2 : 0));
+  return cells;
+}
+
+// "66.7% [25.0, 100.0]" starts with "66.7% ["
+#define EXPECT_STARTS(cell, prefix) EXPECT_EQ((cell).substr(0, std::string(prefix).size()), prefix) << (cell)
+
+TEST(report, overall_numbers_match_hand_computed_values) {
+  auto md = markdown_of_fixture();
+  auto solved = row(md, "problems solved (any sample correct)");
+  ASSERT_EQ(solved.size(), 3u);
+  EXPECT_EQ(solved[1], "3/4");
+  EXPECT_EQ(solved[2], "2/4");
+  const char* agent_pass[] = {"50.0% [", "66.7% [", "75.0% ["};
+  const char* zeroshot_pass[] = {"25.0% [", "41.7% [", "50.0% ["};
+  const char* agent_fast[] = {"25.0% [", "41.7% [", "50.0% ["};
+  const char* zeroshot_fast[] = {"8.3% [", "16.7% [", "25.0% ["};
+  for (int k = 1; k <= 3; ++k) {
+    auto p = row(md, "pass@" + std::to_string(k));
+    ASSERT_EQ(p.size(), 3u);
+    EXPECT_STARTS(p[1], agent_pass[k - 1]);
+    EXPECT_STARTS(p[2], zeroshot_pass[k - 1]);
+    auto f = row(md, "fast_1@" + std::to_string(k));
+    ASSERT_EQ(f.size(), 3u);
+    EXPECT_STARTS(f[1], agent_fast[k - 1]);
+    EXPECT_STARTS(f[2], zeroshot_fast[k - 1]);
+  }
+  EXPECT_STARTS(row(md, "fast_1.5")[1], "16.7% [");
+  EXPECT_STARTS(row(md, "fast_2")[1], "8.3% [");
+  EXPECT_STARTS(row(md, "geomean speedup (correct)")[1], "1.22x [");  // (1.129 * 1.474 * 1.1)^(1/3)
+  EXPECT_STARTS(row(md, "geomean speedup (correct)")[2], "1.08x [");  // (1.0 * 1.168)^(1/2)
+  EXPECT_EQ(row(md, "dollars per problem")[1], "$0.300");
+  EXPECT_EQ(row(md, "dollars per success")[1], "$0.200");
+  EXPECT_EQ(row(md, "dollars per success")[2], "$0.040");
+  EXPECT_EQ(row(md, "tokens per problem")[1], "36.0k");
+  EXPECT_EQ(row(md, "tokens per success")[2], "16.0k");
+  EXPECT_EQ(row(md, "GPU-seconds (per problem)")[1], "120.0 (30.0)");
+}
+
+TEST(report, agent_against_zeroshot_at_equal_k_and_equal_spend) {
+  auto md = markdown_of_fixture();
+  const std::string section = "## agent · demo against zeroshot · demo";
+  ASSERT_NE(md.find(section), std::string::npos);
+  auto k2 = row(md, "2", section);
+  ASSERT_EQ(k2.size(), 7u);
+  EXPECT_EQ(k2[1], "66.7%");
+  EXPECT_EQ(k2[2], "41.7%");
+  EXPECT_STARTS(k2[3], "+25.0 pp [");
+  EXPECT_EQ(k2[4], "41.7%");
+  EXPECT_EQ(k2[5], "16.7%");
+  // $0.03 buys zero-shot 3 samples and the agent none; $0.10 buys the agent one and zero-shot 10,
+  // more than it has.
+  EXPECT_NE(md.find("an episode costs $0.100 on average for agent · demo and $0.010 for zeroshot · demo"),
+            std::string::npos);
+  auto cheap = row(md, "$0.030", section);
+  ASSERT_EQ(cheap.size(), 6u);
+  EXPECT_EQ(cheap[1], "0");
+  EXPECT_EQ(cheap[2], "0.0%");
+  EXPECT_EQ(cheap[3], "3");
+  EXPECT_EQ(cheap[4], "50.0%");
+  EXPECT_STARTS(cheap[5], "-50.0 pp [");
+  auto dear = row(md, "$0.100", section);
+  ASSERT_EQ(dear.size(), 6u);
+  EXPECT_EQ(dear[2], "50.0%");
+  EXPECT_EQ(dear[3], "10");
+  EXPECT_EQ(dear[4], "—");
+}
+
+TEST(report, tables_per_category_and_per_problem) {
+  auto md = markdown_of_fixture();
+  auto prim = row(md, "agent · demo", "### Primitive collectives (primitive)");
+  ASSERT_EQ(prim.size(), 13u);
+  EXPECT_EQ(prim[1], "2");
+  EXPECT_EQ(prim[2], "2/2");
+  EXPECT_STARTS(prim[3], "83.3% [");  // (2/3 + 3/3) / 2
+  EXPECT_EQ(prim[7], "83.3% · 100.0% · 100.0%");
+  EXPECT_NE(md.find("### GEMM + communication (gemm_comm)"), std::string::npos);
+  EXPECT_NE(md.find("### Mixture of experts (moe)"), std::string::npos);
+  EXPECT_EQ(md.find("### Optimizer"), std::string::npos);  // no such problem in the runs
+
+  auto p1 = row(md, "1_allreduce", "## Per problem");
+  ASSERT_EQ(p1.size(), 17u);
+  EXPECT_EQ(p1[2], "agent · demo");
+  EXPECT_EQ(p1[4], "2/3");
+  EXPECT_EQ(p1[5], "1/3");  // 1.25 beats its noise (5%), 1.02 does not
+  EXPECT_EQ(p1[8], "66.7% · 100.0% · 100.0%");
+  EXPECT_EQ(p1[10], "1.13x");  // sqrt(1.25 * 1.02)
+  EXPECT_EQ(p1[11], "±5.0%");
+  EXPECT_EQ(p1[12], "correct 2, mismatch 1");
+  EXPECT_EQ(p1[15], "$0.150");
+  auto p13 = row(md, "13_gemm_allreduce", "## Per problem");
+  EXPECT_EQ(p13[8], "0.0% · 0.0% · 0.0%");
+  EXPECT_EQ(p13[10], "—");
+}
+
+TEST(report, malformed_lines_are_listed_with_file_and_line) {
+  auto md = markdown_of_fixture();
+  auto at = md.find("## Skipped lines");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(md.find((fixture / "agent" / "results.jsonl").string() +
+                        ":5: problem.category: \"gemm\" is not one of primitive, gemm_comm, fused, moe, "
+                        "sequence_parallel, optimizer, domain",
+                    at),
+            std::string::npos);
+}
+
+TEST(report, same_seed_same_report) { EXPECT_EQ(markdown_of_fixture(), markdown_of_fixture()); }
+
+TEST(report, unreadable_runs_are_named) {
+  try {
+    load_runs({fixture / "no-such-run"}, {});
+    FAIL() << "a missing run directory was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-run/results.jsonl: no such file"), std::string::npos) << e.what();
+  }
+}
+
+// The real binary: markdown on stdout, the skipped-line count on stderr, exit codes.
+struct command_output {
+  int status = -1;
+  std::string out;
+};
+command_output run(const std::string& args) {
+  auto cmd = std::string(PKAGENT_BIN_DIR) + "/pkagent report " + args;
+  command_output r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
+  int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(report_command, prints_the_report_and_fails_cleanly_on_bad_input) {
+  ASSERT_TRUE(fs::exists(fs::path(PKAGENT_BIN_DIR) / "pkagent")) << "build the pkagent target first";
+  auto dir = fs::temp_directory_path() / ("pk_report_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto ok = run((fixture / "agent").string() + " " + (fixture / "zeroshot" / "results.jsonl").string() + " --html " +
+                (dir / "r.html").string() + " 2>" + (dir / "err").string());
+  EXPECT_EQ(ok.status, 0);
+  EXPECT_EQ(ok.out, markdown_of_fixture());
+  EXPECT_TRUE(fs::file_size(dir / "r.html") > 10000);
+  std::ifstream err(dir / "err");
+  std::string err_text((std::istreambuf_iterator<char>(err)), {});
+  EXPECT_NE(err_text.find("pkagent report: 1 malformed result line(s) left out; the first: "), std::string::npos)
+      << err_text;
+
+  fs::create_directories(dir / "empty-run");
+  auto missing = run((dir / "empty-run").string() + " 2>&1");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.out.find("pkagent report: " + (dir / "empty-run" / "results.jsonl").string() + ": no such file"),
+            std::string::npos)
+      << missing.out;
+  auto usage = run("2>&1");
+  EXPECT_NE(usage.status, 0);
+  EXPECT_NE(usage.out.find("RUN_DIR is required"), std::string::npos) << usage.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
