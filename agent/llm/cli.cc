@@ -17,7 +17,7 @@ void add_models_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--file", *file, "The model table")->capture_default_str();
   cmd->callback([file, &exit_code] {
     const auto models = load_models(*file);
-    fmt::print("{:<24} {:<17} {:<34} {:>16}  {}\n", "NAME", "PROVIDER", "MODEL", "USD/M in/out", "KEY");
+    fmt::print("{:<30} {:<17} {:<34} {:>14}  {}\n", "NAME", "PROVIDER", "MODEL", "USD/M in/out", "KEY");
     for (const auto& m : models) {
       std::string key = "none needed";
       if (!m.api_key_env.empty()) {
@@ -27,7 +27,7 @@ void add_models_command(CLI::App& app, int& exit_code) {
       }
       const std::string price =
           m.price.known ? fmt::format("{:g}/{:g}", m.price.input, m.price.output) : std::string("unknown");
-      fmt::print("{:<24} {:<17} {:<34} {:>16}  {}\n", m.name, to_string(m.provider), m.model, price, key);
+      fmt::print("{:<30} {:<17} {:<34} {:>14}  {}\n", m.name, to_string(m.provider), m.model, price, key);
     }
     fmt::print("\nAlso: --model openai-compatible:URL#MODEL for any OpenAI-compatible server (key: OPENAI_API_KEY if set).\n");
     exit_code = 0;

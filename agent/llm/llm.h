@@ -184,7 +184,7 @@ std::unique_ptr<client> make_client(const model_config& cfg);
 /// variable to set; models.toml syntax and type errors throw pk::config::config_error.
 model_config resolve_model(const std::string& name_or_spec, const std::filesystem::path& models_toml);
 
-/// Every model in models_toml, in file order (for `pkagent models`).
+/// Every model in models_toml, sorted by name (for `pkagent models`).
 std::vector<model_config> load_models(const std::filesystem::path& models_toml);
 
 class llm_error : public std::runtime_error {
