@@ -25,6 +25,7 @@
 #include "bench/eval/hardware_spec.h"
 #include "bench/eval/report.h"
 #include "bench/metrics/results_file.h"
+#include "bench/pkb/python_env.h"
 #include "bench/pkb/server.h"
 #include "config/paths.h"
 
@@ -125,24 +126,24 @@ class run_driver {
     try {
       if (rc_.o.mode == metrics::run_mode::agent) run_agent(p, ep, name, who, f);
       else run_zeroshot(p, ep, f);
+
+      bench::eval_options e = base_eval(rc_);
+      e.trials = rc_.o.final_trials;
+      e.perf = rc_.o.final_perf;
+      e.seed = hidden_seed_base;
+      const bench::eval_report r = score_solution(p, ep / "workspace" / "solution.py", e, gpus_, run_holder_);
+      write_json_atomically(ep / "final_eval.json", bench::to_json(r));
+      f.gpu_seconds = gpus_.usage_of(who).gpu_seconds + r.wall_seconds * r.world;
+      const metrics::episode_result res = make_result(p, r, f);
+      write_json_atomically(ep / "result.json", metrics::to_json(res));
+      metrics::append_result(rc_.o.out / "results.jsonl", res);
+      const bool faster = res.correct && res.speedup && *res.speedup > 1.0 + res.noise.value_or(0);
+      prog_.finished(name, res.verdict, res.correct, faster, res.speedup);
+      return res.correct;
     } catch (...) {
       prog_.finished(name, "error", false, false, std::nullopt);
       throw;
     }
-
-    bench::eval_options e = base_eval(rc_);
-    e.trials = rc_.o.final_trials;
-    e.perf = rc_.o.final_perf;
-    e.seed = hidden_seed_base;
-    const bench::eval_report r = score_solution(p, ep / "workspace" / "solution.py", e, gpus_, run_holder_);
-    write_json_atomically(ep / "final_eval.json", bench::to_json(r));
-    f.gpu_seconds = gpus_.usage_of(who).gpu_seconds + r.wall_seconds * r.world;
-    const metrics::episode_result res = make_result(p, r, f);
-    write_json_atomically(ep / "result.json", metrics::to_json(res));
-    metrics::append_result(rc_.o.out / "results.jsonl", res);
-    const bool faster = res.correct && res.speedup && *res.speedup > 1.0 + res.noise.value_or(0);
-    prog_.finished(name, res.verdict, res.correct, faster, res.speedup);
-    return res.correct;
   }
 
  private:
@@ -177,6 +178,7 @@ class run_driver {
     ctx.check_trials = rc_.o.check_trials;
     ctx.command_timeout_s = rc_.cfg.limits.command_timeout_seconds;
     ctx.run_sandbox.isolation = rc_.o.isolation;
+    pkb::add_python(ctx.run_sandbox);
     ctx.log = ep / "pkb.jsonl";
     pkb::server srv(ctx, ep / "pkb");
 

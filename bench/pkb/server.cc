@@ -27,11 +27,16 @@ double epoch_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string join(const std::vector<std::string>& args, std::size_t from) {
+// One argument is a shell command as written (pipes, &&); several are quoted one by one, so
+// `pkb run -- sh -c "exit 7"` means what it says.
+std::string shell_command(const std::vector<std::string>& args, std::size_t from) {
+  if (args.size() == from + 1) return args[from];
   std::string out;
   for (std::size_t i = from; i < args.size(); ++i) {
     if (!out.empty()) out += ' ';
-    out += args[i];
+    out += '\'';
+    for (char c : args[i]) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
   }
   return out;
 }
@@ -71,7 +76,8 @@ std::string usage() {
          "  check            compile solution.py and check it on the visible trials (diff summary)\n"
          "  bench            time solution.py against the reference: speedup, fraction of the bound\n"
          "  profile          Nsight Compute summary of solution.py's kernels (ncu --clock-control none)\n"
-         "  run -- CMD...    run CMD in a sandbox with the problem's GPUs (your shell has none)\n"
+         "  run -- CMD...    run CMD in a sandbox with the problem's GPUs (your shell has none);\n"
+         "                   one argument is a shell line (pkb run -- 'make && ./t'), several are quoted\n"
          "  submit           a last check; then end the episode with the submit action\n"
          "Each command leases the GPUs only while it runs; GPU time counts against the episode's budget.\n";
 }
@@ -195,7 +201,7 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
       s.workspace = ctx_.workspace;
       if (cuda) s.gpus = lease.gpus();
       s.limits.wall = std::chrono::milliseconds(static_cast<long long>(ctx_.command_timeout_s * 1000));
-      std::string command = join(argv, cmd_from);
+      std::string command = shell_command(argv, cmd_from);
       if (cmd == "profile") {
         const auto ncu = find_on_path("ncu");
         if (!ncu || !cuda) {
