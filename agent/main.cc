@@ -11,6 +11,7 @@
 #include "bench/cli.h"
 #include "bench/report/cli.h"
 #include "config/toml_reader.h"
+#include "sandbox/cli.h"
 #include "pkagent/build_info.h"
 
 int main(int argc, char** argv) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
 
   // Subcommands, in the order of the data flow.
   pk::llm::add_models_command(app, exit_code);
+  pk::sandbox::add_sandbox_command(app, exit_code);
   pk::bench::add_bench_commands(app, exit_code);
   pk::report::add_report_command(app, exit_code);
 

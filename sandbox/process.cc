@@ -34,6 +34,21 @@ namespace asio = boost::asio;
 namespace bp = boost::process;
 using clock_type = std::chrono::steady_clock;
 
+// Boost's search_path needs the compiled Boost.Filesystem, which the GPU host lacks; a PATH
+// walk with access(X_OK) is all it would do for us.
+std::string find_executable(const std::string& name, const std::string& path_var) {
+  for (std::size_t begin = 0; begin <= path_var.size();) {
+    auto end = path_var.find(':', begin);
+    if (end == std::string::npos) end = path_var.size();
+    if (end > begin) {
+      std::string candidate = path_var.substr(begin, end - begin) + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate)) return candidate;
+    }
+    begin = end + 1;
+  }
+  return {};
+}
+
 int process_result::shell_status() const {
   if (timed_out) return 124;
   if (signal != 0) return 128 + signal;
@@ -84,8 +99,15 @@ struct pre_exec : bp::extend::handler {
       if (!ok) fail(exec, join_errors[i].c_str());
     }
     for (const auto& limit : spec->rlimits) {
-      const struct rlimit value{static_cast<rlim_t>(limit.value), static_cast<rlim_t>(limit.value)};
-      if (::setrlimit(static_cast<__rlimit_resource_t>(limit.resource), &value) != 0) {
+      // A limit only ever lowers: above the current hard limit it would need privileges.
+      const auto resource = static_cast<__rlimit_resource_t>(limit.resource);
+      struct rlimit value{static_cast<rlim_t>(limit.value), static_cast<rlim_t>(limit.value)};
+      struct rlimit current{};
+      if (::getrlimit(resource, &current) == 0 && current.rlim_max != RLIM_INFINITY &&
+          value.rlim_max > current.rlim_max) {
+        value.rlim_cur = value.rlim_max = current.rlim_max;
+      }
+      if (::setrlimit(resource, &value) != 0) {
         fail(exec, "setrlimit failed");
       }
     }
@@ -108,8 +130,6 @@ struct pre_exec : bp::extend::handler {
   }
 };
 
-// Boost's search_path needs the compiled Boost.Filesystem, which the GPU host lacks; a PATH
-// walk with access(X_OK) is all it would do for us.
 std::string resolve_executable(const process_spec& spec) {
   const std::string& name = spec.argv.front();
   if (name.find('/') != std::string::npos) return name;
@@ -119,16 +139,9 @@ std::string resolve_executable(const process_spec& spec) {
   } else if (const char* own = std::getenv("PATH")) {
     path_var = own;
   }
-  for (std::size_t begin = 0; begin <= path_var.size();) {
-    auto end = path_var.find(':', begin);
-    if (end == std::string::npos) end = path_var.size();
-    if (end > begin) {
-      std::string candidate = path_var.substr(begin, end - begin) + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate)) return candidate;
-    }
-    begin = end + 1;
-  }
-  throw process_error(fmt::format("cannot start '{}': not found on PATH ({})", name, path_var));
+  std::string found = find_executable(name, path_var);
+  if (found.empty()) throw process_error(fmt::format("cannot start '{}': not found on PATH ({})", name, path_var));
+  return found;
 }
 
 }  // namespace

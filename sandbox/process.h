@@ -62,7 +62,8 @@ struct process_spec {
   std::chrono::milliseconds timeout{0};
   /// Cap per captured stream, kept as head + tail (see output_capture).
   std::uint64_t output_cap = 1 << 20;
-  /// Resource limits set in the child before exec; inherited by everything it starts.
+  /// Resource limits set in the child before exec (never above the current hard limit);
+  /// inherited by everything it starts.
   std::vector<rlimit_setting> rlimits;
   /// Files the child writes its own pid to before exec: cgroup.procs / tasks of the cgroups
   /// that should hold it, so that no instruction of the command runs outside them.
@@ -132,6 +133,9 @@ class process_set {
   struct impl;
   std::unique_ptr<impl> impl_;
 };
+
+/// The first executable `name` in the colon-separated `path_var`; empty when there is none.
+std::string find_executable(const std::string& name, const std::string& path_var);
 
 /// Starts one child and waits for it: process_set with a single member.
 process_result run_process(const process_spec& spec);

@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/output_capture.h"  // captured_output
+#include "sandbox/process.h"         // rlimit_setting
+
 namespace pk::sandbox {
 
 /// The sandbox could not be created (not: the command failed). The message names the fix.
@@ -57,31 +60,34 @@ struct spec {
   std::string stdin_data;                  ///< fed to the command's stdin (closed after)
 };
 
-/// One captured stream: head and tail of what was written, and how much that was.
-struct captured_output {
-  std::string text;              ///< at most limits.output_bytes, with a marker where cut
-  std::uint64_t total_bytes = 0;  ///< everything the command wrote to this stream
-  bool truncated = false;
-};
-
 struct result {
-  int exit_code = -1;         ///< the command's exit code; -1 when it died by a signal
-  int signal = 0;             ///< the terminating signal, 0 if none
+  /// The command's exit code. A command killed by a signal inside the sandbox reads 128+N
+  /// here, as in a shell (bwrap reports it so); -1 when the sandbox itself was killed.
+  int exit_code = -1;
+  int signal = 0;             ///< the signal that killed the sandbox (timeout: SIGKILL), else 0
   bool timed_out = false;     ///< killed at limits.wall
   bool oom_killed = false;    ///< killed by the memory cgroup
   double wall_seconds = 0;
-  double cpu_seconds = 0;     ///< user + system of every process in the sandbox
+  double cpu_seconds = 0;     ///< user + system of everything inside (from its cgroup, where one exists)
   captured_output out;
   captured_output err;
   std::string note;           ///< the sandbox's own remark (e.g. "memory limit not enforced: ...")
 
   bool ok() const { return exit_code == 0 && !timed_out && !oom_killed; }
+  /// The exit status `pkagent sandbox` mirrors: 124 on timeout, 128+signal, else exit_code.
+  int shell_status() const;
 };
 
 /// The executable form of a spec: the full argv (bwrap ... -- bash -lc CMD) and environment.
 struct plan {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
+  std::filesystem::path cwd;  ///< where argv starts on the host (bwrap then enters /workspace)
+  /// Data the command reads from inherited descriptors: {fd number, bytes} (the seccomp BPF
+  /// program and the login profile that restores PATH after /etc/profile).
+  std::vector<std::pair<int, std::string>> fd_data;
+  std::vector<rlimit_setting> rlimits;
+  std::vector<std::string> warnings;  ///< to be shown with every command (--sandbox=none)
 };
 
 /// Builds the plan for running `bash -lc command` under `s`. Pure apart from probing which

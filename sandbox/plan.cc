@@ -1,0 +1,94 @@
+// spec -> plan: every decision about how a command is isolated is made here, as data.
+#include "sandbox/plan.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sandbox/cgroup.h"
+#include "sandbox/mounts.h"
+#include "sandbox/rlimits.h"
+#include "sandbox/seccomp_filter.h"
+
+namespace pk::sandbox {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string single_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string host_home(const env_map& env) {
+  auto it = env.find("HOME");
+  return it == env.end() || it->second.empty() ? "/root" : it->second;
+}
+
+}  // namespace
+
+host_facts host_facts::current() {
+  host_facts facts;
+  facts.environment = host_environment();
+  const auto path = facts.environment.find("PATH");
+  facts.bwrap = find_executable("bwrap", path == facts.environment.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second);
+  facts.pids_cgroup = detect_cgroups().has_pids();
+  return facts;
+}
+
+plan make_plan(const spec& s, const std::string& command, const host_facts& host) {
+  if (s.workspace.empty()) throw sandbox_error("no workspace given; pass --workspace DIR");
+  plan p;
+  p.cwd = fs::absolute(s.workspace).lexically_normal();
+  p.rlimits = rlimits_for(s.limits, !host.pids_cgroup);
+
+  if (s.isolation == isolation::none) {
+    // No namespaces: the host's own GPU numbering applies and its home stays the home.
+    env_map gpu;
+    if (!s.gpus.empty()) gpu["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(s.gpus, ","));
+    if (!s.gpus.empty()) gpu["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    p.env = sandbox_environment(host.environment, host_home(host.environment), s.env, gpu);
+    p.argv = {"bash", "-c", command};
+    p.warnings.push_back(
+        "--sandbox=none: this command runs UNSANDBOXED on the host (its files, network, devices and "
+        "processes are reachable); only the timeout and resource limits apply");
+    return p;
+  }
+
+  if (host.bwrap.empty()) {
+    throw sandbox_error(
+        "bubblewrap (bwrap) is not installed: install it (apt-get install bubblewrap, or run "
+        "scripts/install-deps), or run unsandboxed with --sandbox=none");
+  }
+  const std::string home = host_home(host.environment);
+  const gpu_binding gpus = bind_gpus(s.gpus, host.gpu_paths);
+  p.env = sandbox_environment(host.environment, home, s.env, gpus.env);
+
+  p.argv = {host.bwrap};
+  if (host.network_namespace) {
+    p.argv.push_back("--unshare-all");  // user (where possible), ipc, pid, net (private lo), uts, cgroup
+  } else {
+    p.argv.insert(p.argv.end(), {"--unshare-user-try", "--unshare-ipc", "--unshare-pid", "--unshare-uts",
+                                 "--unshare-cgroup-try"});
+  }
+  p.argv.insert(p.argv.end(), {"--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname",
+                               "pkagent-sandbox"});
+  const auto fs_args = filesystem_args({s.workspace, home, s.limits.tmp_bytes, s.binds, host.root});
+  p.argv.insert(p.argv.end(), fs_args.begin(), fs_args.end());
+  p.argv.insert(p.argv.end(), gpus.bwrap_args.begin(), gpus.bwrap_args.end());
+
+  // bash -l runs /etc/profile, which on Debian resets PATH; the home's .bash_profile (read
+  // after it) puts the sandbox's PATH back.
+  p.fd_data.emplace_back(profile_fd, fmt::format("PATH={}\nexport PATH\n", single_quoted(p.env["PATH"])));
+  p.argv.insert(p.argv.end(), {"--file", std::to_string(profile_fd), (fs::path(home) / ".bash_profile").string()});
+  p.fd_data.emplace_back(seccomp_fd, seccomp_program({.block_inet = !host.network_namespace}));
+  p.argv.insert(p.argv.end(), {"--seccomp", std::to_string(seccomp_fd)});
+
+  p.argv.insert(p.argv.end(), {"--", "bash", "-lc", command});
+  return p;
+}
+
+plan make_plan(const spec& s, const std::string& command) { return make_plan(s, command, host_facts::current()); }
+
+}  // namespace pk::sandbox

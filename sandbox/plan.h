@@ -1,0 +1,33 @@
+// make_plan with the host facts it depends on made explicit, so tests can plan for a host
+// that has GPUs, lacks a network namespace, or has a different environment.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "sandbox/environment.h"
+#include "sandbox/gpu_devices.h"
+#include "sandbox/sandbox.h"
+
+namespace pk::sandbox {
+
+/// Descriptor numbers the sandboxed bwrap reads its extra inputs from.
+inline constexpr int seccomp_fd = 100;
+inline constexpr int profile_fd = 101;
+
+/// What make_plan reads from the host.
+struct host_facts {
+  env_map environment;                 ///< pkagent's environment (the whitelist picks from it)
+  std::string bwrap;                   ///< path of bwrap; empty when not installed
+  gpu_host_paths gpu_paths;
+  std::filesystem::path root = "/";    ///< whose top-level entries become the read-only root
+  bool network_namespace = true;       ///< false: seccomp refuses IP sockets instead
+  bool pids_cgroup = true;             ///< false: RLIMIT_NPROC caps the process count instead
+
+  /// This host, as it is now (cheap: no process is started).
+  static host_facts current();
+};
+
+plan make_plan(const spec& s, const std::string& command, const host_facts& host);
+
+}  // namespace pk::sandbox

@@ -1,0 +1,100 @@
+// `pkagent sandbox` end to end: exit status mirroring, JSON, flags over config, bad config.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "temp_dir.h"
+
+namespace {
+
+using pk::sandbox::testing::temp_dir;
+
+struct cli_result {
+  int status = -1;
+  std::string out;  // stdout and stderr together
+};
+
+cli_result pkagent(const std::string& args) {
+  const std::string cmd = std::string(PKAGENT_BIN_DIR) + "/pkagent sandbox " + args + " 2>&1";
+  cli_result r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class cli_test : public ::testing::Test {
+ protected:
+  std::string ws_arg() const { return "--workspace " + ws.path().string() + " "; }
+  temp_dir ws;
+};
+
+TEST_F(cli_test, exit_status_mirrors_the_command) {
+  EXPECT_EQ(pkagent(ws_arg() + "-- 'exit 7'").status, 7);
+  EXPECT_EQ(pkagent(ws_arg() + "-- true").status, 0);
+  EXPECT_EQ(pkagent(ws_arg() + "-- 'kill -TERM $$'").status, 128 + 15);
+  const auto timed = pkagent(ws_arg() + "--timeout 0.5 -- 'sleep 30'");
+  EXPECT_EQ(timed.status, 124);
+  EXPECT_NE(timed.out.find("timed out"), std::string::npos) << timed.out;
+}
+
+TEST_F(cli_test, prints_output_and_json) {
+  auto r = pkagent(ws_arg() + "-- echo hello world");
+  EXPECT_EQ(r.out.rfind("hello world\n", 0), 0u) << r.out;
+  r = pkagent(ws_arg() + "--json -- 'echo out; echo err >&2; exit 3'");
+  ASSERT_EQ(r.status, 3);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["exit_code"], 3);
+  EXPECT_EQ(j["stdout"]["text"], "out\n");
+  EXPECT_EQ(j["stderr"]["text"], "err\n");
+  EXPECT_EQ(j["stdout"]["total_bytes"], 4);
+  EXPECT_EQ(j["timed_out"], false);
+  EXPECT_EQ(j["oom_killed"], false);
+}
+
+TEST_F(cli_test, flags_override_the_config_file) {
+  const auto cfg = ws.path() / "sb.toml";
+  std::ofstream(cfg) << "[limits]\noutput = \"8\"\ntimeout_seconds = 0.5\n";
+  auto r = pkagent(ws_arg() + "--json --config " + cfg.string() + " -- 'echo 0123456789abcdef'");
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stdout"]["truncated"], true);
+  EXPECT_EQ(j["stdout"]["total_bytes"], 17);
+  r = pkagent(ws_arg() + "--json --config " + cfg.string() + " --output 1M -- 'echo 0123456789abcdef'");
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stdout"]["text"], "0123456789abcdef\n");
+  EXPECT_EQ(pkagent(ws_arg() + "--config " + cfg.string() + " -- 'sleep 5'").status, 124);
+  EXPECT_EQ(pkagent(ws_arg() + "--config " + cfg.string() + " --timeout 30 -- 'sleep 1'").status, 0);
+}
+
+TEST_F(cli_test, bad_config_is_refused_naming_file_key_and_reason) {
+  const auto cfg = ws.path() / "bad.toml";
+  std::ofstream(cfg) << "[limits]\nprocesses = -3\n";
+  const auto r = pkagent(ws_arg() + "--config " + cfg.string() + " -- true");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find(cfg.string() + ": limits.processes: must be >= 0, found -3"), std::string::npos) << r.out;
+}
+
+TEST_F(cli_test, bad_flags_are_refused) {
+  EXPECT_NE(pkagent(ws_arg() + "--memory lots -- true").status, 0);
+  EXPECT_NE(pkagent(ws_arg() + "--sandbox docker -- true").status, 0);
+  EXPECT_NE(pkagent("--workspace /nonexistent-pk-dir -- true").status, 0);
+  const auto r = pkagent(ws_arg() + "--gpus 7 -- true");
+  EXPECT_EQ(r.status, 125) << r.out;
+  EXPECT_NE(r.out.find("GPU 7 was requested"), std::string::npos) << r.out;
+}
+
+TEST_F(cli_test, sandbox_none_warns_on_every_command) {
+  const auto r = pkagent(ws_arg() + "--sandbox none -- 'echo ran'");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("WARNING: --sandbox=none"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ran\n"), std::string::npos);
+}
+
+}  // namespace
