@@ -135,7 +135,8 @@ std::string line_chart(const std::string& title, const axis& x, const axis& y, c
     for (const auto& [vx, vy] : line.points)
       path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x, vx), py(y, vy));
     if (!path.empty())
-      s += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2.5"{}/>)"
+      // Translucent, so a run whose curve coincides with another's stays visible beneath it.
+      s += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2.5" stroke-opacity="0.75"{}/>)"
                        "\n",
                        path, line.color, line.dashed ? R"( stroke-dasharray="6 4")" : "");
     for (const auto& [vx, vy] : line.points)
