@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "agent/llm/cli.h"
+#include "agent/cli.h"
 #include "bench/cli.h"
 #include "bench/report/cli.h"
 #include "config/toml_reader.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   // Subcommands, in the order of the data flow.
   pk::llm::add_models_command(app, exit_code);
   pk::sandbox::add_sandbox_command(app, exit_code);
+  pk::agent::add_agent_commands(app, exit_code);
   pk::bench::add_bench_commands(app, exit_code);
   pk::report::add_report_command(app, exit_code);
 

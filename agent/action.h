@@ -1,0 +1,35 @@
+// Turning a model reply into the one action it asks for (or the reason it asks for none).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/agent_config.h"
+#include "agent/llm/llm.h"
+#include "agent/prompts.h"
+
+namespace pk::agent {
+
+struct action {
+  enum kind { bash, submit, invalid } kind = invalid;
+  std::string command;  ///< bash: the command line
+  /// invalid: what was wrong, as the variables of prompts/format_error.md
+  template_vars problem;
+  /// tools format: the ids of every tool call in the reply (each needs an answer)
+  std::vector<std::string> call_ids;
+};
+std::string to_string(enum action::kind k);
+
+/// Parses `reply` in `format`: tools wants exactly one call of `bash` {command} or `submit`;
+/// text wants exactly one fenced ```bash (or ```sh) block, whose content `submit` submits.
+action parse_action(const llm::response& reply, action_format format);
+
+/// The bodies of the ```bash / ```sh fenced blocks of `text`, in order.
+std::vector<std::string> fenced_bash_blocks(const std::string& text);
+
+/// The format-error observation for an invalid action (prompts/format_error.md).
+std::string render_format_error(const action& a, const prompt_set& prompts);
+
+nlohmann::json to_json(const action& a);
+
+}  // namespace pk::agent

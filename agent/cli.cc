@@ -1,0 +1,250 @@
+#include "agent/cli.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "agent/check.h"
+#include "agent/episode_dir.h"
+#include "agent/model_choice.h"
+#include "agent/replay.h"
+#include "config/paths.h"
+#include "config/toml_reader.h"
+
+namespace pk::agent {
+namespace fs = std::filesystem;
+namespace {
+
+// Options shared by `episode` and the live part of `replay --from-step`.
+struct common_options {
+  std::string config_file;
+  std::vector<std::string> overrides;
+  std::string prompts_dir;
+  std::string models_file;
+  std::string isolation = "bwrap";
+  std::vector<int> gpus;
+  bool quiet = false;
+
+  void add(CLI::App* c) {
+    c->add_option("--config", config_file, "Agent settings (default: config/agent.toml)");
+    c->add_option("--set", overrides, "Override one setting, e.g. --set limits.steps=20 "
+                                      "--set action.format='\"text\"'");
+    c->add_option("--prompts", prompts_dir, "Prompt templates directory (default: prompts/)");
+    c->add_option("--models", models_file, "Model table (default: config/models.toml)");
+    c->add_option("--sandbox", isolation, "bwrap (default) or none (no isolation: for debugging only)")
+        ->check(CLI::IsMember({"bwrap", "none"}));
+    c->add_option("--gpus", gpus, "Host GPU indices the episode may use (default: none)")->delimiter(',');
+    c->add_flag("-q,--quiet", quiet, "Print no per-step progress");
+  }
+  fs::path models() const { return models_file.empty() ? config::data_path("config/models.toml") : fs::path(models_file); }
+
+  episode_options options(agent_config cfg) const {
+    apply_overrides(cfg, overrides);
+    episode_options o;
+    o.cfg = cfg;
+    o.prompts = prompt_set::load(prompts_dir.empty() ? config::data_path("prompts") : fs::path(prompts_dir));
+    o.sandbox.isolation = isolation == "none" ? sandbox::isolation::none : sandbox::isolation::bwrap;
+    o.sandbox.gpus = gpus;
+    if (!quiet) o.on_event = print_progress;
+    return o;
+  }
+  agent_config base_config() const {
+    return load_agent_config(config_file.empty() ? config::data_path("config/agent.toml") : fs::path(config_file));
+  }
+
+  static void print_progress(const json& e) {
+    const std::string type = e["type"];
+    if (type == "response") {
+      const json& a = e["action"];
+      std::string what = a["kind"] == "bash" ? std::string(a.value("command", "")) : a["kind"].get<std::string>();
+      auto nl = what.find('\n');
+      if (nl != std::string::npos) what = what.substr(0, nl) + " ...";
+      fmt::print(stderr, "step {:>3}{} {}\n", e["step"].get<int>(), e.value("replayed", false) ? " (replayed)" : "",
+                 what.size() > 100 ? what.substr(0, 97) + "..." : what);
+    } else if (type == "observation" && e.contains("exit_code")) {
+      fmt::print(stderr, "         -> exit {}{} ({:.2f} s)\n", e["exit_code"].get<int>(),
+                 e.value("timed_out", false) ? ", timed out" : "", e.value("wall_seconds", 0.0));
+    } else if (type == "evaluation") {
+      fmt::print(stderr, "evaluation: {} (score {})\n", e.value("passed", false) ? "passed" : "failed",
+                 e["score"].dump());
+    } else if (type == "outcome") {
+      const json& x = e["totals"];
+      fmt::print(stderr, "outcome: {} ({}) after {} steps, {} in / {} out tokens, ${:.4f}, {:.1f} s\n",
+                 e["reason"].get<std::string>(), e["message"].get<std::string>(), e["steps"].get<int>(),
+                 x["input_tokens"].get<long>(), x["output_tokens"].get<long>(), x["dollars"].get<double>(),
+                 x["wall_seconds"].get<double>());
+    }
+  }
+};
+
+void add_evaluator(episode_options& o, const task_spec& task) {
+  if (!task.check.empty())
+    o.evaluate = check_script_evaluator(task.check, o.sandbox, o.cfg.limits.command_timeout_seconds);
+}
+
+std::string read_text(const fs::path& file, const char* what) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the {}", file.string(), what));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int exit_code_for(const episode_result& r) {
+  fmt::print("{}\n", r.transcript.string());
+  return r.reason == end_reason::submitted ? 0 : 3;
+}
+
+void add_episode(CLI::App& app, int& exit_code) {
+  struct args : common_options {
+    std::string workspace, task, task_file, check, id, model, out;
+    std::optional<std::int64_t> seed;
+  };
+  auto a = std::make_shared<args>();
+  CLI::App* c = app.add_subcommand("episode", "Run one agent episode on a workspace and a task, or resume "
+                                              "the unfinished one in --out");
+  c->footer("Exit status: 0 when the model submitted, 3 when a limit or a model error ended the episode, "
+            "1 on bad input. The transcript path is printed on stdout.\n"
+            "Example: pkagent episode --workspace prompts/demo/workspace --task-file prompts/demo/task.md "
+            "--model demo --out /tmp/ep");
+  c->add_option("--out", a->out, "Episode directory (transcript.jsonl, workspace/); an unfinished "
+                                 "one is resumed")->required();
+  c->add_option("--workspace", a->workspace, "Directory the model starts from (copied, never changed)");
+  c->add_option("--task", a->task, "Task text");
+  c->add_option("--task-file", a->task_file, "File holding the task text");
+  c->add_option("--check", a->check, "Script run on the submitted workspace; exit 0 scores 1");
+  c->add_option("--id", a->id, "Task id for the transcript (default: the workspace's name)");
+  c->add_option("--model", a->model, "Model name from config/models.toml, or demo[:SCRIPT]");
+  c->add_option("--seed", a->seed, "Sampling seed sent to the model (where supported)");
+  a->add(c);
+  c->callback([a, &exit_code] {
+    if (auto existing = latest_transcript(a->out)) {
+      transcript_file old = read_transcript(*existing);
+      if (old.header.is_null())
+        throw std::runtime_error(fmt::format("{}: has no readable header, so it cannot be resumed",
+                                             existing->string()));
+      if (old.finished())
+        throw std::runtime_error(fmt::format("{}: this episode already finished ({}); choose another --out",
+                                             a->out, old.outcome.value("reason", "?")));
+      std::string model = old.header["model"]["name"];
+      if (!a->model.empty() && a->model != model)
+        throw std::runtime_error(fmt::format("{}: the episode was started with model {}, not {}; "
+                                             "use replay --from-step to continue with another model",
+                                             a->out, model, a->model));
+      task_spec task = task_from_header(old.header);
+      episode_options o = a->options(agent_config_from_json(old.header["config"]));
+      if (!old.header["seed"].is_null()) o.seed = old.header["seed"].get<std::int64_t>();
+      add_evaluator(o, task);
+      chosen_model m = choose_model(model, a->models());
+      o.model = m.config;
+      fmt::print(stderr, "resuming {}: {} complete steps recorded\n", existing->string(), old.complete_steps());
+      exit_code = exit_code_for(resume_episode(old, task, o, m.client.get(), a->out));
+      return;
+    }
+    if (a->workspace.empty() || a->model.empty() || (a->task.empty() == a->task_file.empty()))
+      throw CLI::ValidationError("episode", "a new episode needs --workspace, --model and exactly one of "
+                                            "--task or --task-file");
+    task_spec task{a->id.empty() ? fs::absolute(a->workspace).filename().string() : a->id,
+                   a->task_file.empty() ? a->task : read_text(a->task_file, "task file"),
+                   fs::absolute(a->workspace), a->check.empty() ? fs::path() : fs::absolute(a->check)};
+    episode_options o = a->options(a->base_config());
+    o.seed = a->seed;
+    add_evaluator(o, task);
+    chosen_model m = choose_model(a->model, a->models());
+    o.model = m.config;
+    exit_code = exit_code_for(start_episode(task, o, m.client.get(), a->out));
+  });
+}
+
+void add_replay(CLI::App& app, int& exit_code) {
+  struct args : common_options {
+    std::string transcript, format = "md", model, out, workspace;
+    bool no_exec = false;
+    int from_step = -1;
+  };
+  auto a = std::make_shared<args>();
+  CLI::App* c = app.add_subcommand("replay", "Replay a transcript: re-execute its actions and compare, "
+                                             "render it, or fork it with another model");
+  c->footer("Default: the recorded replies are played (no network), every action re-runs in a fresh "
+            "sandbox, and each step is reported as identical, differing only in timing figures, or "
+            "differing; exit 1 when any step differs.\n"
+            "--no-exec renders instead (exit 1 when lines could not be read; the rest is shown).\n"
+            "--from-step K --model NAME --out DIR keeps steps 1..K and continues live with NAME.");
+  c->add_option("transcript", a->transcript, "transcript.jsonl (or its episode directory)")->required();
+  c->add_flag("--no-exec", a->no_exec, "Render the recorded conversation and outcome; run nothing");
+  c->add_option("--format", a->format, "Rendering for --no-exec: md (default) or text")
+      ->check(CLI::IsMember({"md", "text"}));
+  c->add_option("--from-step", a->from_step, "Fork: keep steps 1..K, then continue live with --model");
+  c->add_option("--model", a->model, "The model that continues a fork");
+  c->add_option("--out", a->out, "Directory for the new run (fork: required; replay: default a temporary one)");
+  c->add_option("--workspace", a->workspace, "The task's workspace, if it moved since recording");
+  a->add(c);
+  c->callback([a, &exit_code] {
+    fs::path file = a->transcript;
+    if (fs::is_directory(file)) {
+      auto t = latest_transcript(file);
+      if (!t) throw std::runtime_error(fmt::format("{}: holds no transcript", file.string()));
+      file = *t;
+    }
+    transcript_file t = read_transcript(file);
+    for (const auto& p : t.problems)
+      fmt::print(stderr, "{}:{}: {}\n", file.string(), p.line, p.reason);
+    if (a->no_exec) {
+      fmt::print("{}", render_transcript(t, a->format));
+      exit_code = t.problems.empty() ? 0 : 1;
+      return;
+    }
+    if (t.header.is_null())
+      throw std::runtime_error(fmt::format("{}: has no readable header; only --no-exec can show it", file.string()));
+    task_spec task = task_from_header(t.header);
+    if (!a->workspace.empty()) task.workspace = fs::absolute(a->workspace);
+    episode_options o = a->options(agent_config_from_json(t.header["config"]));
+    add_evaluator(o, task);
+    if (a->from_step >= 0) {
+      if (a->model.empty() || a->out.empty())
+        throw CLI::ValidationError("replay", "--from-step needs --model NAME and --out DIR");
+      chosen_model m = choose_model(a->model, a->models());
+      o.model = m.config;
+      exit_code = exit_code_for(replay_episode(t, a->from_step, task, o, m.client.get(), a->out));
+      return;
+    }
+    fs::path out = a->out;
+    std::string tmp;
+    if (out.empty()) {
+      tmp = (fs::temp_directory_path() / "pkagent-replay-XXXXXX").string();
+      if (!mkdtemp(tmp.data())) throw std::runtime_error("cannot create a temporary directory");
+      out = fs::path(tmp) / "run";
+    }
+    llm::model_config recorded;
+    recorded.name = t.header["model"].value("name", "?") + " (replayed)";
+    recorded.model = "replay";
+    o.model = recorded;
+    episode_result r = replay_episode(t, t.complete_steps(), task, o, nullptr, out);
+    transcript_file now = read_transcript(r.transcript);
+    int differing = 0;
+    for (const step_match& m : compare_observations(t, now)) {
+      fmt::print("step {:>3}: {}{}\n", m.step, to_string(m.result), m.detail.empty() ? "" : "  " + m.detail);
+      differing += m.result == step_match::differs || m.result == step_match::missing;
+    }
+    fmt::print("outcome then: {}, score {}\noutcome now:  {}, score {}\n",
+               t.finished() ? t.outcome.value("reason", "?") : "unfinished",
+               t.finished() ? t.outcome.value("score", json()).dump() : "null",
+               now.outcome.value("reason", "?"), now.outcome.value("score", json()).dump());
+    if (!tmp.empty()) fs::remove_all(tmp);
+    else fmt::print("new transcript: {}\n", r.transcript.string());
+    exit_code = differing == 0 ? 0 : 1;
+  });
+}
+
+}  // namespace
+
+void add_agent_commands(CLI::App& app, int& exit_code) {
+  add_episode(app, exit_code);
+  add_replay(app, exit_code);
+}
+
+}  // namespace pk::agent

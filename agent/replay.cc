@@ -1,0 +1,178 @@
+#include "agent/replay.h"
+
+#include <algorithm>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace pk::agent {
+namespace {
+
+// A fence longer than any backtick run inside `body`, so the block cannot end early.
+std::string fenced(const std::string& body, const std::string& lang = "") {
+  std::size_t longest = 0, run = 0;
+  for (char c : body) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  std::string text = body;
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  return fmt::format("{}{}\n{}{}\n", fence, lang, text, fence);
+}
+
+std::string one_line(std::string s, std::size_t max = 80) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  return s;
+}
+
+std::string usage_line(const json& r) {
+  const json& u = r.value("usage", json::object());
+  return fmt::format("{} in / {} out tokens, ${:.4f}, {:.1f} s", u.value("input", 0),
+                     u.value("output", 0), r.value("cost_usd", 0.0), r.value("latency_ms", 0) / 1000.0);
+}
+
+std::string render_md(const transcript_file& t) {
+  std::ostringstream md;
+  const json& h = t.header;
+  if (!h.is_null()) {
+    md << fmt::format("# Episode `{}` with model `{}`\n\n", h["task"].value("id", "?"),
+                      h["model"].value("name", "?"));
+    md << fmt::format("- transcript format {} v{}, pkagent {} ({}), started {}\n", h.value("format", "?"),
+                      h.value("version", 0), h["pkagent"].value("version", "?"),
+                      h["pkagent"].value("commit", "?"), h.value("started_at", "?"));
+    const json& c = h["config"];
+    md << fmt::format("- action format `{}`; limits: {}\n", c.value("action_format", "?"),
+                      c["limits"].dump());
+    md << fmt::format("- host: {}\n", h["host"].dump());
+    if (!h["parent"].is_null()) md << fmt::format("- parent: {}\n", h["parent"].dump());
+    md << "\n## Task\n\n" << h["task"].value("text", "") << "\n";
+  }
+  for (const json& e : t.events) {
+    const std::string type = e["type"];
+    if (type == "request" && e.value("base_step", json()).is_null()) {
+      for (const json& m : e["new_messages"])
+        if (m.value("role", "") == "system")
+          md << "\n<details><summary>System prompt</summary>\n\n" << fenced(m.value("text", ""), "text")
+             << "\n</details>\n";
+    } else if (type == "response") {
+      const json& r = e["response"];
+      md << fmt::format("\n## Step {}\n\n**Model**{} ({}):\n\n", e["step"].get<int>(),
+                        e.value("replayed", false) ? " (replayed)" : "", usage_line(r));
+      if (!r.value("text", "").empty()) md << r.value("text", "") << "\n\n";
+      for (const json& c : r.value("tool_calls", json::array()))
+        md << fmt::format("Tool call `{}`: `{}`\n\n", c.value("name", "?"), c.value("arguments", json()).dump());
+      const json& a = e["action"];
+      if (a["kind"] == "bash") md << "Action: run\n\n" << fenced(a.value("command", ""), "bash");
+      else if (a["kind"] == "submit") md << "Action: **submit**\n";
+      else md << fmt::format("Action: **format error** {}\n", a.value("problem", json()).dump());
+    } else if (type == "observation" && e.contains("text")) {
+      md << fmt::format("\n**Observation**{}:\n\n",
+                        e.contains("exit_code") ? fmt::format(" (exit {}, {:.2f} s)", e["exit_code"].get<int>(),
+                                                              e.value("wall_seconds", 0.0))
+                                                : std::string());
+      md << fenced(e.value("text", ""), "text");
+    } else if (type == "evaluation") {
+      md << fmt::format("\n## Evaluation\n\npassed: {}, score: {}\n", e.value("passed", false),
+                        e.value("score", json()).dump());
+    }
+  }
+  if (t.finished()) {
+    const json& o = t.outcome;
+    const json& x = o["totals"];
+    md << fmt::format("\n## Outcome\n\n**{}**: {} — {} steps, score {}, {} in / {} out tokens, ${:.4f}, "
+                      "{:.1f} s wall\n",
+                      o.value("reason", "?"), o.value("message", ""), o.value("steps", 0),
+                      o.value("score", json()).dump(), x.value("input_tokens", 0),
+                      x.value("output_tokens", 0), x.value("dollars", 0.0), x.value("wall_seconds", 0.0));
+  } else {
+    md << "\n## Outcome\n\n**unfinished**: the transcript ends before the episode did (crashed or "
+          "still running); `pkagent episode --out DIR` on its directory resumes it.\n";
+  }
+  if (!t.problems.empty()) {
+    md << "\n## Problems reading the transcript\n\n";
+    for (const auto& p : t.problems) md << fmt::format("- line {}: {}\n", p.line, p.reason);
+  }
+  return md.str();
+}
+
+std::string render_text(const transcript_file& t) {
+  std::ostringstream out;
+  if (!t.header.is_null())
+    out << fmt::format("task {}  model {}  format {}\n", t.header["task"].value("id", "?"),
+                       t.header["model"].value("name", "?"), t.header["config"].value("action_format", "?"));
+  for (const auto& [n, s] : t.steps) {
+    std::string what = "(no response)";
+    if (!s.response.is_null()) {
+      const json& a = s.response["action"];
+      what = a["kind"] == "bash" ? "bash: " + one_line(a.value("command", ""))
+                                 : a["kind"].get<std::string>();
+    }
+    std::string result = s.observation.is_null() ? "" : s.observation.contains("exit_code")
+        ? fmt::format(" -> exit {}", s.observation["exit_code"].get<int>()) : "";
+    out << fmt::format("step {:>3}  {}{}\n", n, what, result);
+  }
+  out << (t.finished() ? fmt::format("outcome: {} ({}), score {}\n", t.outcome.value("reason", "?"),
+                                     t.outcome.value("message", ""), t.outcome.value("score", json()).dump())
+                       : std::string("outcome: unfinished\n"));
+  for (const auto& p : t.problems) out << fmt::format("problem: line {}: {}\n", p.line, p.reason);
+  return out.str();
+}
+
+std::string without_timings(const std::string& s) {
+  static const std::regex time_figure(
+      R"(\d+(\.\d+)?(e[-+]?\d+)?\s*(ns|us|µs|ms|s|sec|secs|seconds|min)\b)");
+  return std::regex_replace(s, time_figure, "<time>");
+}
+
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream x(a), y(b);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    bool ha = static_cast<bool>(std::getline(x, la)), hb = static_cast<bool>(std::getline(y, lb));
+    if (!ha && !hb) return "";
+    if (!ha || !hb || la != lb)
+      return fmt::format("line {}: then '{}', now '{}'", line, ha ? one_line(la) : "<end>",
+                         hb ? one_line(lb) : "<end>");
+  }
+}
+
+}  // namespace
+
+std::string render_transcript(const transcript_file& t, const std::string& format) {
+  return format == "md" ? render_md(t) : render_text(t);
+}
+
+std::string_view to_string(step_match::verdict v) {
+  switch (v) {
+    case step_match::identical: return "identical";
+    case step_match::timing_only: return "differs only in timing figures";
+    case step_match::differs: return "DIFFERS";
+    case step_match::missing: return "not re-executed";
+  }
+  return "?";
+}
+
+std::vector<step_match> compare_observations(const transcript_file& then, const transcript_file& now) {
+  std::vector<step_match> out;
+  for (const auto& [n, s] : then.steps) {
+    if (s.observation.is_null()) continue;
+    step_match m{n, step_match::missing, ""};
+    auto it = now.steps.find(n);
+    if (it != now.steps.end() && !it->second.observation.is_null()) {
+      std::string a = s.observation.value("text", ""), b = it->second.observation.value("text", "");
+      if (a == b) m.result = step_match::identical;
+      else if (without_timings(a) == without_timings(b)) m.result = step_match::timing_only;
+      else {
+        m.result = step_match::differs;
+        m.detail = first_difference(a, b);
+      }
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace pk::agent

@@ -1,0 +1,70 @@
+// The small units under the loop: strict templates, head-and-tail truncation, limits.
+#include <gtest/gtest.h>
+
+#include "agent/limits.h"
+#include "agent/observation.h"
+#include "agent/prompt_template.h"
+#include "agent/sha256.h"
+#include "config/paths.h"
+
+namespace pk::agent {
+namespace {
+
+TEST(prompt_template, RefusesUnknownAndMissingVariables) {
+  try {
+    prompt_template("ok\nhello {{nmae}}", "t.md", {"name"});
+    FAIL() << "an unknown placeholder was accepted";
+  } catch (const template_error& e) {
+    EXPECT_STREQ(e.what(), "t.md:2: unknown placeholder 'nmae'; this template may use: name");
+  }
+  prompt_template t("{{#a}}A={{a}}\n{{/a}}{{^a}}no a\n{{/a}}{{b}}", "t.md", {"a", "b"});
+  EXPECT_EQ(t.render({{"a", "1"}, {"b", "!"}}), "A=1\n!");
+  EXPECT_EQ(t.render({{"a", ""}, {"b", "!"}}), "no a\n!");
+  EXPECT_THROW(t.render({{"a", "1"}}), template_error);
+  EXPECT_THROW(prompt_template("{{#a}}x", "t.md", {"a"}), template_error);
+}
+
+TEST(head_tail, KeepsBothEndsAndCountsWhatItLeftOut) {
+  prompt_set p = prompt_set::load(config::data_path("prompts"));
+  std::string text(1000, 'x');
+  text.replace(0, 5, "START");
+  text.replace(995, 5, "END!!");
+  std::string cut = head_tail(text, 5000, 100, "stdout", p);
+  EXPECT_EQ(cut.substr(0, 5), "START");
+  EXPECT_EQ(cut.substr(cut.size() - 5), "END!!");
+  EXPECT_NE(cut.find("[... 4900 bytes of stdout left out"), std::string::npos) << cut;
+  EXPECT_EQ(head_tail("short", 5, 100, "stdout", p), "short");
+  // Never splits a UTF-8 sequence.
+  std::string utf8;
+  for (int i = 0; i < 100; ++i) utf8 += "é";
+  std::string u = head_tail(utf8, utf8.size(), 51, "stdout", p);
+  EXPECT_EQ(u.substr(0, 24), std::string(utf8, 0, 24));
+}
+
+TEST(limits, GpuSecondsEndAnEpisodeLikeTheOthers) {
+  episode_limits l;
+  l.steps = 0;
+  l.gpu_seconds = 10;
+  usage_so_far u;
+  u.gpu_seconds = 9.5;
+  EXPECT_FALSE(exceeded(l, u));
+  u.gpu_seconds = 10;
+  auto hit = exceeded(l, u);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->reason, end_reason::gpu_time_limit);
+  EXPECT_EQ(hit->message, "gpu_seconds: 10 s used of a limit of 10 s");
+}
+
+TEST(sha256, MatchesTheFipsVectors) {
+  sha256 empty;
+  EXPECT_EQ(empty.hex(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  sha256 two_blocks;
+  two_blocks.update("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq");
+  EXPECT_EQ(two_blocks.hex(), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  sha256 million;
+  for (int i = 0; i < 1000; ++i) million.update(std::string(1000, 'a'));
+  EXPECT_EQ(million.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+}  // namespace
+}  // namespace pk::agent
