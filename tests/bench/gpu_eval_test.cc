@@ -1,0 +1,80 @@
+// `pkagent eval` on two GPUs (NCCL, bwrap): the references pass as candidates, identical code
+// times as identical (speedup within [0.97, 1.03] in every trial), and a candidate made 5% slower
+// is reported slower in every trial. Skipped (with the reason) on machines with fewer than 2 GPUs.
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "bench/eval/evaluate.h"
+#include "eval_runner.h"
+
+namespace pk::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_pkagent;
+using testing::source_root;
+
+fs::path cache_dir() { return fs::path(::testing::TempDir()) / "pk_gpu_eval_cache"; }
+
+class gpu_eval : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (visible_gpu_count() < 2) GTEST_SKIP() << "needs 2 GPUs; this machine has " << visible_gpu_count();
+  }
+  nlohmann::json eval(const std::string& problem, const fs::path& solution, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"eval", "-q", "--json", "--world", "2", "--trials", "5",
+                                     "--problem", problem, "--solution", solution.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_pkagent(args, cache_dir());
+    EXPECT_TRUE(r.report.is_object()) << r.err << r.out;
+    if (r.report.is_object())
+      std::cout << problem << " " << solution.filename().string() << ": " << r.report["verdict"] << " in "
+                << r.wall_seconds << " s" << std::endl;
+    return r.report;
+  }
+  static std::vector<double> speedups(const nlohmann::json& report) {
+    std::vector<double> s;
+    for (const auto& t : report["trials"])
+      if (t["speedup"].is_number()) s.push_back(t["speedup"]);
+    return s;
+  }
+};
+
+TEST_F(gpu_eval, references_pass_as_candidates) {
+  for (const auto& entry : fs::directory_iterator(source_root() / "bench/problems")) {
+    if (!fs::exists(entry.path() / "problem.toml")) continue;
+    const auto r = eval(entry.path().filename().string(), entry.path() / "reference.py", {"--no-perf"});
+    EXPECT_EQ(r.value("verdict", ""), "correct") << entry.path().filename() << ": " << r.value("message", "");
+  }
+}
+
+TEST_F(gpu_eval, identical_code_times_as_identical) {
+  for (const std::string p : {"1_allreduce", "13_gemm_allreduce"}) {
+    const auto r = eval(p, source_root() / "bench/problems" / p / "reference.py");
+    ASSERT_EQ(r.value("verdict", ""), "correct") << r.value("message", "");
+    const auto s = speedups(r);
+    ASSERT_EQ(s.size(), 5u);
+    for (std::size_t t = 0; t < s.size(); ++t) {
+      std::cout << p << " trial " << t << " self-vs-self speedup " << s[t] << std::endl;
+      EXPECT_GE(s[t], 0.97) << p << " trial " << t;
+      EXPECT_LE(s[t], 1.03) << p << " trial " << t;
+    }
+  }
+}
+
+TEST_F(gpu_eval, five_percent_slower_is_reported_slower_in_every_trial) {
+  const auto r = eval("1_allreduce", source_root() / "tests/bench/candidates/gpu_allreduce_5pct_slower.py");
+  ASSERT_EQ(r.value("verdict", ""), "correct") << r.value("message", "");
+  const auto s = speedups(r);
+  ASSERT_EQ(s.size(), 5u);
+  for (std::size_t t = 0; t < s.size(); ++t) {
+    std::cout << "5% slower trial " << t << " speedup " << s[t] << std::endl;
+    EXPECT_LT(s[t], 1.0) << "trial " << t;
+  }
+}
+
+}  // namespace
+}  // namespace pk::bench

@@ -1,0 +1,132 @@
+// `pkagent eval` end to end on CPU (gloo, two ranks, in the bwrap sandbox): the judge's verdict
+// and message for a correct candidate and for each kind of broken one, and the CLI's refusals of
+// bad input. Candidates are in candidates/.
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "eval_runner.h"
+
+namespace pk::bench {
+namespace {
+
+using testing::run_pkagent;
+using testing::test_data;
+
+std::filesystem::path cache_dir() { return std::filesystem::path(::testing::TempDir()) / "pk_judge_cli_cache"; }
+
+testing::eval_run eval_cpu(const std::string& candidate, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"eval", "-q", "--json", "--problem", "1", "--device", "cpu", "--no-perf",
+                                   "--trials", "2", "--solution", test_data("candidates/" + candidate).string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_pkagent(args, cache_dir());
+}
+
+// Expects `verdict` and a message containing `needle`, and exit code 1.
+void expect_verdict(const testing::eval_run& r, const std::string& verdict, const std::string& needle) {
+  ASSERT_TRUE(r.report.is_object()) << "no JSON report; stderr:\n" << r.err << "\nstdout:\n" << r.out;
+  EXPECT_EQ(r.report["verdict"], verdict) << r.report.dump(2);
+  EXPECT_NE(r.report["message"].get<std::string>().find(needle), std::string::npos)
+      << "message lacks '" << needle << "':\n" << r.report["message"].get<std::string>();
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+TEST(judge_cli, correct_candidate_is_correct) {
+  const auto r = eval_cpu("allreduce_correct.py");
+  ASSERT_TRUE(r.report.is_object()) << r.err << r.out;
+  EXPECT_EQ(r.report["verdict"], "correct") << r.report.dump(2);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.report["trials"].size(), 2u);
+}
+
+TEST(judge_cli, wrong_values) {
+  const auto r = eval_cpu("allreduce_wrong_values.py");
+  expect_verdict(r, "mismatch", "rank 1: output: 1048576 of 1048576 elements differ");
+  EXPECT_NE(r.report["message"].get<std::string>().find("got 4, the reference 3"), std::string::npos);
+  EXPECT_TRUE(r.report["trials"][0]["ranks"][0]["ok"]) << "rank 0 is right";
+}
+
+TEST(judge_cli, wrong_shape) {
+  expect_verdict(eval_cpu("allreduce_wrong_shape.py"), "mismatch",
+                 "shape (1024, 512) but the reference has shape (1024, 1024)");
+}
+
+TEST(judge_cli, wrong_dtype) {
+  expect_verdict(eval_cpu("allreduce_wrong_dtype.py"), "mismatch",
+                 "dtype float32 but the reference has dtype bfloat16");
+}
+
+TEST(judge_cli, nan_output) {
+  expect_verdict(eval_cpu("allreduce_nan.py"), "mismatch", "NaN or Inf where the reference is finite, first at [3, 7]");
+}
+
+TEST(judge_cli, one_rank_raising) {
+  expect_verdict(eval_cpu("allreduce_rank_raises.py"), "runtime_error",
+                 "rank 1: solution(...) raised RuntimeError in trial 0: deliberate failure on rank 1");
+}
+
+TEST(judge_cli, one_rank_hanging_is_killed_within_the_timeout) {
+  const auto ok = eval_cpu("allreduce_correct.py", {"--trials", "1"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const double timeout = 5;
+  const auto r = eval_cpu("allreduce_rank_hangs.py", {"--trials", "1", "--timeout", "5"});
+  expect_verdict(r, "timeout", "spent more than 5 s in phase 'trial 0'");
+  EXPECT_NE(r.report["message"].get<std::string>().find("all ranks were killed"), std::string::npos);
+  // Start-up (imports, rendezvous) is what the correct run took; the hang may add the timeout + 5 s.
+  EXPECT_LT(r.wall_seconds, ok.wall_seconds + timeout + 5) << "correct run " << ok.wall_seconds << " s";
+}
+
+TEST(judge_cli, input_mutation) {
+  expect_verdict(eval_cpu("allreduce_mutates_input.py"), "mismatch",
+                 "input[0]: the call modified this input, which the reference leaves unchanged");
+}
+
+TEST(judge_cli, syntax_error) {
+  expect_verdict(eval_cpu("allreduce_syntax_error.py"), "compile_error",
+                 "syntax error in allreduce_syntax_error.py line 5");
+}
+
+TEST(judge_cli, missing_solution) {
+  expect_verdict(eval_cpu("allreduce_no_solution.py"), "compile_error",
+                 "allreduce_no_solution.py defines no `solution` function");
+}
+
+TEST(judge_cli, exiting_early) {
+  expect_verdict(eval_cpu("allreduce_exits_early.py"), "runtime_error", "raised SystemExit in trial 0");
+}
+
+// Bad input: a clear one-line message and exit code 2, before any rank starts.
+void expect_refusal(const std::vector<std::string>& args, const std::string& needle) {
+  const auto r = run_pkagent(args, cache_dir());
+  EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr lacks '" << needle << "':\n" << r.err;
+  EXPECT_EQ(r.err.find("Traceback"), std::string::npos);
+}
+
+TEST(judge_cli, bad_input_is_refused_with_the_fix) {
+  const std::string good = test_data("candidates/allreduce_correct.py").string();
+  expect_refusal({"eval", "--problem", "999", "--solution", good, "--device", "cpu"},
+                 "unknown problem '999': the suite has ids 1, ");
+  expect_refusal({"eval", "--problem", "1", "--solution", "/nonexistent/sol.py", "--device", "cpu"},
+                 "solution file /nonexistent/sol.py does not exist");
+  expect_refusal({"eval", "--problem", "1", "--solution", good, "--device", "cpu", "--world", "3"},
+                 "problem 1_allreduce does not support world size 3: use --world with one of 2, 4, 8");
+  expect_refusal({"eval", "--problem", "1", "--solution", good, "--device", "cuda", "--world", "8"},
+                 "world size 8 needs 8 GPUs but this machine has");
+}
+
+TEST(judge_cli, problems_lists_the_suite_with_bounds) {
+  const auto r = run_pkagent({"problems", "--json"}, cache_dir());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto list = nlohmann::json::parse(r.out);
+  ASSERT_GE(list.size(), 1u);
+  EXPECT_EQ(list[0]["id"], 1);
+  EXPECT_EQ(list[0]["stem"], "allreduce");
+  // 2 (W-1)/W M N E bytes over 396 GB/s at W=2: 2*0.5*1024*1024*2 / 396e9.
+  EXPECT_NEAR(list[0]["roofline"]["seconds"].get<double>(), 2.0 * 1024 * 1024 / 396e9, 1e-9);
+  EXPECT_EQ(list[0]["roofline"]["limiter"], "link");
+}
+
+}  // namespace
+}  // namespace pk::bench
