@@ -62,9 +62,10 @@ std::string render_md(const transcript_file& t) {
       md << fmt::format("\n## Step {}\n\n**Model**{} ({}):\n\n", e["step"].get<int>(),
                         e.value("replayed", false) ? " (replayed)" : "", usage_line(r));
       if (!r.value("text", "").empty()) md << r.value("text", "") << "\n\n";
-      for (const json& c : r.value("tool_calls", json::array()))
-        md << fmt::format("Tool call `{}`: `{}`\n\n", c.value("name", "?"), c.value("arguments", json()).dump());
       const json& a = e["action"];
+      if (a["kind"] == "invalid")  // valid calls are shown as their action below
+        for (const json& c : r.value("tool_calls", json::array()))
+          md << fmt::format("Tool call `{}`: `{}`\n\n", c.value("name", "?"), c.value("arguments_text", ""));
       if (a["kind"] == "bash") md << "Action: run\n\n" << fenced(a.value("command", ""), "bash");
       else if (a["kind"] == "submit") md << "Action: **submit**\n";
       else md << fmt::format("Action: **format error** {}\n", a.value("problem", json()).dump());
