@@ -144,7 +144,7 @@ TEST_F(run_cli_test, ZeroShotOverProblems1To4IsScoredAndReported) {
 
 TEST_F(run_cli_test, AgentRunSurvivesKill9AndResumes) {
   // Each episode: copy the reference in place and check it with pkb, then submit. Replies come
-  // slowly so that the kill lands mid-run; a spare pair covers a reply lost in flight.
+  // slowly so that the kill lands mid-run.
   json replies = json::array();
   for (int i = 0; i < 6; ++i) {
     replies.push_back(tool_reply("cp reference.py solution.py && pkb check", 0.5));
@@ -170,6 +170,9 @@ TEST_F(run_cli_test, AgentRunSurvivesKill9AndResumes) {
   EXPECT_GE(before, 1u);
   EXPECT_LT(before, 4u);
 
+  // The fake provider's queue is shared by every request: a reply popped by the killed process
+  // but never recorded would shift it, so the rerun gets a fresh queue of (copy, submit) pairs.
+  fake_.load({{"replies", replies}});
   std::string text;
   ASSERT_EQ(pkagent(run_args("agent", out), &text), 0) << text;
   EXPECT_NE(text.find(fmt::format("{} scored before", before)), std::string::npos) << text;
