@@ -16,9 +16,10 @@ using testing::test_data;
 
 std::filesystem::path cache_dir() { return std::filesystem::path(::testing::TempDir()) / "pk_judge_cli_cache"; }
 
-testing::eval_run eval_cpu(const std::string& candidate, std::vector<std::string> extra = {}) {
+testing::eval_run eval_cpu(const std::string& candidate, std::vector<std::string> extra = {}, int trials = 2) {
   std::vector<std::string> args = {"eval", "-q", "--json", "--problem", "1", "--device", "cpu", "--no-perf",
-                                   "--trials", "2", "--solution", test_data("candidates/" + candidate).string()};
+                                   "--trials", std::to_string(trials), "--solution",
+                                   test_data("candidates/" + candidate).string()};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_pkagent(args, cache_dir());
 }
@@ -67,10 +68,10 @@ TEST(judge_cli, one_rank_raising) {
 }
 
 TEST(judge_cli, one_rank_hanging_is_killed_within_the_timeout) {
-  const auto ok = eval_cpu("allreduce_correct.py", {"--trials", "1"});
+  const auto ok = eval_cpu("allreduce_correct.py", {}, 1);
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   const double timeout = 5;
-  const auto r = eval_cpu("allreduce_rank_hangs.py", {"--trials", "1", "--timeout", "5"});
+  const auto r = eval_cpu("allreduce_rank_hangs.py", {"--timeout", "5"}, 1);
   expect_verdict(r, "timeout", "spent more than 5 s in phase 'trial 0'");
   EXPECT_NE(r.report["message"].get<std::string>().find("all ranks were killed"), std::string::npos);
   // Start-up (imports, rendezvous) is what the correct run took; the hang may add the timeout + 5 s.
