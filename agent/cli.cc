@@ -108,7 +108,8 @@ void add_episode(CLI::App& app, int& exit_code) {
   CLI::App* c = app.add_subcommand("episode", "Run one agent episode on a workspace and a task, or resume "
                                               "the unfinished one in --out");
   c->footer("Exit status: 0 when the model submitted, 3 when a limit or a model error ended the episode, "
-            "1 on bad input. The transcript path is printed on stdout.\n"
+            "1 on bad input. The transcript path is printed on stdout. Running again on the same --out "
+            "resumes an episode that crashed or ended by a model error.\n"
             "Example: pkagent episode --workspace prompts/demo/workspace --task-file prompts/demo/task.md "
             "--model demo --out /tmp/ep");
   c->add_option("--out", a->out, "Episode directory (transcript.jsonl, workspace/); an unfinished "
@@ -127,7 +128,8 @@ void add_episode(CLI::App& app, int& exit_code) {
       if (old.header.is_null())
         throw std::runtime_error(fmt::format("{}: has no readable header, so it cannot be resumed",
                                              existing->string()));
-      if (old.finished())
+      // An episode cut short by the provider (outage, retries exhausted) may be continued.
+      if (old.finished() && old.outcome.value("reason", "") != to_string(end_reason::model_error))
         throw std::runtime_error(fmt::format("{}: this episode already finished ({}); choose another --out",
                                              a->out, old.outcome.value("reason", "?")));
       std::string model = old.header["model"]["name"];
