@@ -30,13 +30,13 @@ cli_result pkagent(const std::string& args) {
   return r;
 }
 
-class cli_test : public ::testing::Test {
+class sandbox_cli_test : public ::testing::Test {
  protected:
   std::string ws_arg() const { return "--workspace " + ws.path().string() + " "; }
   temp_dir ws;
 };
 
-TEST_F(cli_test, exit_status_mirrors_the_command) {
+TEST_F(sandbox_cli_test, exit_status_mirrors_the_command) {
   EXPECT_EQ(pkagent(ws_arg() + "-- 'exit 7'").status, 7);
   EXPECT_EQ(pkagent(ws_arg() + "-- true").status, 0);
   EXPECT_EQ(pkagent(ws_arg() + "-- 'kill -TERM $$'").status, 128 + 15);
@@ -45,7 +45,7 @@ TEST_F(cli_test, exit_status_mirrors_the_command) {
   EXPECT_NE(timed.out.find("timed out"), std::string::npos) << timed.out;
 }
 
-TEST_F(cli_test, prints_output_and_json) {
+TEST_F(sandbox_cli_test, prints_output_and_json) {
   auto r = pkagent(ws_arg() + "-- echo hello world");
   EXPECT_EQ(r.out.rfind("hello world\n", 0), 0u) << r.out;
   r = pkagent(ws_arg() + "--json -- 'echo out; echo err >&2; exit 3'");
@@ -59,7 +59,7 @@ TEST_F(cli_test, prints_output_and_json) {
   EXPECT_EQ(j["oom_killed"], false);
 }
 
-TEST_F(cli_test, flags_override_the_config_file) {
+TEST_F(sandbox_cli_test, flags_override_the_config_file) {
   const auto cfg = ws.path() / "sb.toml";
   std::ofstream(cfg) << "[limits]\noutput = \"8\"\ntimeout_seconds = 0.5\n";
   auto r = pkagent(ws_arg() + "--json --config " + cfg.string() + " -- 'echo 0123456789abcdef'");
@@ -73,7 +73,7 @@ TEST_F(cli_test, flags_override_the_config_file) {
   EXPECT_EQ(pkagent(ws_arg() + "--config " + cfg.string() + " --timeout 30 -- 'sleep 1'").status, 0);
 }
 
-TEST_F(cli_test, bad_config_is_refused_naming_file_key_and_reason) {
+TEST_F(sandbox_cli_test, bad_config_is_refused_naming_file_key_and_reason) {
   const auto cfg = ws.path() / "bad.toml";
   std::ofstream(cfg) << "[limits]\nprocesses = -3\n";
   const auto r = pkagent(ws_arg() + "--config " + cfg.string() + " -- true");
@@ -81,7 +81,7 @@ TEST_F(cli_test, bad_config_is_refused_naming_file_key_and_reason) {
   EXPECT_NE(r.out.find(cfg.string() + ": limits.processes: must be >= 0, found -3"), std::string::npos) << r.out;
 }
 
-TEST_F(cli_test, bad_flags_are_refused) {
+TEST_F(sandbox_cli_test, bad_flags_are_refused) {
   EXPECT_NE(pkagent(ws_arg() + "--memory lots -- true").status, 0);
   EXPECT_NE(pkagent(ws_arg() + "--sandbox docker -- true").status, 0);
   EXPECT_NE(pkagent("--workspace /nonexistent-pk-dir -- true").status, 0);
@@ -90,7 +90,7 @@ TEST_F(cli_test, bad_flags_are_refused) {
   EXPECT_NE(r.out.find("GPU 7 was requested"), std::string::npos) << r.out;
 }
 
-TEST_F(cli_test, sandbox_none_warns_on_every_command) {
+TEST_F(sandbox_cli_test, sandbox_none_warns_on_every_command) {
   const auto r = pkagent(ws_arg() + "--sandbox none -- 'echo ran'");
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("WARNING: --sandbox=none"), std::string::npos) << r.out;

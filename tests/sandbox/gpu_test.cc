@@ -51,7 +51,7 @@ std::string host_bus_id(int index) {
   return lower(bus);
 }
 
-class gpu_test : public ::testing::Test {
+class sandbox_gpu_test : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists("/dev/nvidia0")) GTEST_SKIP() << "no GPU here: /dev/nvidia0 is absent";
@@ -68,7 +68,7 @@ class gpu_test : public ::testing::Test {
   spec s;
 };
 
-TEST_F(gpu_test, one_lent_gpu_is_the_only_device_and_it_is_host_gpu_1) {
+TEST_F(sandbox_gpu_test, one_lent_gpu_is_the_only_device_and_it_is_host_gpu_1) {
   if (list_host_gpus().size() < 2) GTEST_SKIP() << "this host has fewer than 2 GPUs";
   s.gpus = {1};
   const auto r = run(s, "./probe; ls /dev | grep nvidia");
@@ -81,7 +81,7 @@ TEST_F(gpu_test, one_lent_gpu_is_the_only_device_and_it_is_host_gpu_1) {
   std::printf("inside --gpus 1:\n%s(host GPU 1 is %s)\n", r.out.text.c_str(), bus.c_str());
 }
 
-TEST_F(gpu_test, two_lent_gpus_are_two_devices) {
+TEST_F(sandbox_gpu_test, two_lent_gpus_are_two_devices) {
   if (list_host_gpus().size() < 2) GTEST_SKIP() << "this host has fewer than 2 GPUs";
   s.gpus = {0, 1};
   const auto r = run(s, "./probe");
@@ -91,7 +91,7 @@ TEST_F(gpu_test, two_lent_gpus_are_two_devices) {
       << r.out.text;
 }
 
-TEST_F(gpu_test, without_gpus_cuda_finds_no_device) {
+TEST_F(sandbox_gpu_test, without_gpus_cuda_finds_no_device) {
   const auto r = run(s, "./probe");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.out.text.find("error"), std::string::npos) << r.out.text;

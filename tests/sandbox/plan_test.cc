@@ -26,9 +26,9 @@ std::ptrdiff_t position(const strings& argv, const strings& needle) {
   return std::search(argv.begin(), argv.end(), needle.begin(), needle.end()) - argv.begin();
 }
 
-class plan_test : public ::testing::Test {
+class sandbox_plan_test : public ::testing::Test {
  protected:
-  plan_test() {
+  sandbox_plan_test() {
     host.environment = {{"PATH", "/usr/bin:/bin"}, {"HOME", "/home/alice"}, {"LANG", "C.UTF-8"},
                         {"OPENAI_API_KEY", "sk-secret"}, {"CUDA_HOME", "/usr/local/cuda"},
                         {"NCCL_DEBUG", "INFO"}, {"NCCL_NVLS_ENABLE", "1"}, {"AWS_SECRET_ACCESS_KEY", "x"},
@@ -56,7 +56,7 @@ class plan_test : public ::testing::Test {
   spec s;
 };
 
-TEST_F(plan_test, isolates_everything_and_runs_a_login_shell_in_the_workspace) {
+TEST_F(sandbox_plan_test, isolates_everything_and_runs_a_login_shell_in_the_workspace) {
   const plan p = make_plan(s, "echo hi", host);
   ASSERT_GE(p.argv.size(), 4u);
   EXPECT_EQ(p.argv.front(), "/usr/bin/bwrap");
@@ -79,7 +79,7 @@ TEST_F(plan_test, isolates_everything_and_runs_a_login_shell_in_the_workspace) {
   EXPECT_TRUE(p.warnings.empty());
 }
 
-TEST_F(plan_test, hands_bwrap_the_seccomp_program_and_a_profile_that_restores_path) {
+TEST_F(sandbox_plan_test, hands_bwrap_the_seccomp_program_and_a_profile_that_restores_path) {
   const plan p = make_plan(s, "true", host);
   ASSERT_EQ(p.fd_data.size(), 2u);
   EXPECT_TRUE(has_sequence(p.argv, {"--file", std::to_string(profile_fd), "/home/alice/.bash_profile"}));
@@ -92,7 +92,7 @@ TEST_F(plan_test, hands_bwrap_the_seccomp_program_and_a_profile_that_restores_pa
   }
 }
 
-TEST_F(plan_test, environment_is_a_whitelist_with_multicast_forced_off) {
+TEST_F(sandbox_plan_test, environment_is_a_whitelist_with_multicast_forced_off) {
   s.env = {{"MY_VAR", "1"}, {"NCCL_NVLS_ENABLE", "1"}};
   const plan p = make_plan(s, "env", host);
   for (const char* hidden : {"OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "RANDOM_HOST_VAR", "HF_TOKEN"}) {
@@ -110,13 +110,13 @@ TEST_F(plan_test, environment_is_a_whitelist_with_multicast_forced_off) {
   EXPECT_EQ(p.env.count("CUDA_VISIBLE_DEVICES"), 0u) << "the host's value must not leak in";
 }
 
-TEST_F(plan_test, no_gpu_device_is_bound_without_gpus) {
+TEST_F(sandbox_plan_test, no_gpu_device_is_bound_without_gpus) {
   add_fake_gpus();
   const plan p = make_plan(s, "true", host);
   for (const auto& arg : p.argv) EXPECT_EQ(arg.find("nvidia"), std::string::npos) << arg;
 }
 
-TEST_F(plan_test, binds_only_the_listed_gpu_by_its_driver_minor_and_renumbers_it) {
+TEST_F(sandbox_plan_test, binds_only_the_listed_gpu_by_its_driver_minor_and_renumbers_it) {
   add_fake_gpus();
   s.gpus = {1};  // host index 1 = second in PCI order = bus 07 = minor 0
   const plan p = make_plan(s, "true", host);
@@ -132,7 +132,7 @@ TEST_F(plan_test, binds_only_the_listed_gpu_by_its_driver_minor_and_renumbers_it
   EXPECT_EQ(p.env.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
 }
 
-TEST_F(plan_test, keeps_the_callers_gpu_order_inside) {
+TEST_F(sandbox_plan_test, keeps_the_callers_gpu_order_inside) {
   add_fake_gpus();
   s.gpus = {1, 0};
   EXPECT_EQ(make_plan(s, "true", host).env.at("CUDA_VISIBLE_DEVICES"), "1,0");
@@ -140,7 +140,7 @@ TEST_F(plan_test, keeps_the_callers_gpu_order_inside) {
   EXPECT_EQ(make_plan(s, "true", host).env.at("CUDA_VISIBLE_DEVICES"), "0,1");
 }
 
-TEST_F(plan_test, refuses_gpus_the_host_does_not_have) {
+TEST_F(sandbox_plan_test, refuses_gpus_the_host_does_not_have) {
   add_fake_gpus();
   s.gpus = {2};
   try {
@@ -153,7 +153,7 @@ TEST_F(plan_test, refuses_gpus_the_host_does_not_have) {
   EXPECT_THROW(make_plan(s, "true", host), sandbox_error);
 }
 
-TEST_F(plan_test, without_a_network_namespace_seccomp_refuses_ip_sockets) {
+TEST_F(sandbox_plan_test, without_a_network_namespace_seccomp_refuses_ip_sockets) {
   host.network_namespace = false;
   const plan p = make_plan(s, "true", host);
   EXPECT_FALSE(has_sequence(p.argv, {"--unshare-all"}));
@@ -166,7 +166,7 @@ TEST_F(plan_test, without_a_network_namespace_seccomp_refuses_ip_sockets) {
   EXPECT_NE(seccomp_program({.block_inet = true}), seccomp_program({}));
 }
 
-TEST_F(plan_test, limits_become_rlimits_and_nproc_only_without_a_pids_cgroup) {
+TEST_F(sandbox_plan_test, limits_become_rlimits_and_nproc_only_without_a_pids_cgroup) {
   s.limits.cpu_seconds = 10;
   s.limits.file_size_bytes = 1 << 20;
   s.limits.open_files = 256;
@@ -186,7 +186,7 @@ TEST_F(plan_test, limits_become_rlimits_and_nproc_only_without_a_pids_cgroup) {
   EXPECT_EQ(resources(make_plan(s, "true", host)).back(), (std::pair<int, std::uint64_t>{RLIMIT_NPROC, 100}));
 }
 
-TEST_F(plan_test, missing_bwrap_names_the_fix) {
+TEST_F(sandbox_plan_test, missing_bwrap_names_the_fix) {
   host.bwrap.clear();
   try {
     make_plan(s, "true", host);
@@ -197,7 +197,7 @@ TEST_F(plan_test, missing_bwrap_names_the_fix) {
   }
 }
 
-TEST_F(plan_test, missing_workspace_or_bind_source_is_refused) {
+TEST_F(sandbox_plan_test, missing_workspace_or_bind_source_is_refused) {
   s.workspace = ws.path() / "absent";
   EXPECT_THROW(make_plan(s, "true", host), sandbox_error);
   s.workspace = ws.path();
@@ -205,7 +205,7 @@ TEST_F(plan_test, missing_workspace_or_bind_source_is_refused) {
   EXPECT_THROW(make_plan(s, "true", host), sandbox_error);
 }
 
-TEST_F(plan_test, sandbox_none_runs_bash_directly_and_warns) {
+TEST_F(sandbox_plan_test, sandbox_none_runs_bash_directly_and_warns) {
   s.isolation = isolation::none;
   s.gpus = {1};
   const plan p = make_plan(s, "nvidia-smi", host);
