@@ -1,5 +1,7 @@
 #include "bench/eval/reference_cache.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
@@ -56,11 +58,14 @@ void reference_cache::store(const problem& p, const reference_key& k, int trial,
   const fs::path d = dir(p, k);
   fs::create_directories(d);
   const fs::path meta = d / fmt::format("trial{}.rank{}.json", trial, rank);
-  const fs::path tmp_meta = fs::path(meta.string() + ".tmp");
+  // Unique temporary names: concurrent evaluations may fill the same entry (the last rename wins,
+  // and both wrote the same reference outputs).
+  const std::string suffix = fmt::format(".tmp{}", ::getpid());
+  const fs::path tmp_meta = fs::path(meta.string() + suffix);
   std::ofstream(tmp_meta) << nlohmann::json{{"mutated", mutated}}.dump();
   // Output first, its metadata last: missing() only counts a trial once both exist.
   const fs::path target = output_file(p, k, trial, rank);
-  const fs::path tmp = fs::path(target.string() + ".tmp");
+  const fs::path tmp = fs::path(target.string() + suffix);
   fs::copy_file(file, tmp, fs::copy_options::overwrite_existing);
   fs::rename(tmp, target);
   fs::rename(tmp_meta, meta);
