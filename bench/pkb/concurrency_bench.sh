@@ -39,7 +39,7 @@ rss_kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/time.txt")
 finished=$(for t in "$work"/run/episodes/*/sample-*/transcript.jsonl; do tail -n1 "$t"; done | grep -c '"type":"outcome"' || true)
 results=$(wc -l < "$work/run/results.jsonl")
 echo "episodes:            $n (all $episodes-way concurrent at most)"
-echo "wall:                $(echo "$end - $start" | bc) s"
+echo "wall:                $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}') s"
 echo "peak RSS of pkagent: $((rss_kib / 1024)) MiB ($((rss_kib / n)) KiB per episode)"
 echo "finished transcripts $finished / $n, results lines $results / $n"
 cat "$work/run.txt"
