@@ -9,6 +9,7 @@
 
 #include "agent/llm/cli.h"
 #include "agent/cli.h"
+#include "agent/run/cli.h"
 #include "bench/cli.h"
 #include "bench/report/cli.h"
 #include "config/toml_reader.h"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   pk::llm::add_models_command(app, exit_code);
   pk::sandbox::add_sandbox_command(app, exit_code);
   pk::agent::add_agent_commands(app, exit_code);
+  pk::run::add_run_command(app, exit_code);
   pk::bench::add_bench_commands(app, exit_code);
   pk::report::add_report_command(app, exit_code);
 
