@@ -1,12 +1,11 @@
 """Expert solution for problem 7 (reducescatter) on kernels_runtime: copy into the symmetric heap, rank r pulls row block r from every rank and sums in rank order."""
-import sys
-from pathlib import Path
-
 import torch
 import torch.distributed as dist
+import kr_torch  # kernels_runtime/python: on sys.path in `pkagent eval`
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "kernels_runtime" / "python"))
-import kr_torch  # noqa: E402
+# Load (or build) the extension now, in the evaluator's import phase, not in the first timed call.
+if torch.cuda.is_available():
+    kr_torch._ext()
 
 
 def solution(tensor: torch.Tensor) -> torch.Tensor:

@@ -6,7 +6,7 @@ the same shapes (fresh seeds), reference and expert compared with the problem's 
 timed the way PKB does (per rank: warm-up, then events around back-to-back calls cycling through input
 copies, mean per call; max over ranks).
 
-    python3 bench/solutions/expert/check_experts.py --ids 1-8 --json out.json
+    python3 bench/solutions/expert/check_experts.py --ids 1-8,13,16 --json out.json
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import torch.multiprocessing as mp
 
 HERE = Path(__file__).resolve().parent
 PROBLEMS = HERE.parents[1] / "problems"
+sys.path.insert(0, str(HERE.parents[2] / "kernels_runtime" / "python"))  # kr_torch, as `pkagent eval` offers it
 
 
 def load(path: Path, name: str):
@@ -139,7 +140,7 @@ def parse_ids(text: str) -> list[int]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ids", default="1-8", help="problem ids, e.g. 1-8 or 1,7")
+    ap.add_argument("--ids", default="1-8,13,16", help="problem ids, e.g. 1-8 or 1,7")
     ap.add_argument("--seeds", default="11,4242,90001", help="comma-separated seeds (one trial each)")
     ap.add_argument("--world", type=int, default=0, help="GPUs (default: all)")
     ap.add_argument("--json", default="", help="write the results here")

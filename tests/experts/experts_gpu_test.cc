@@ -1,0 +1,81 @@
+// Every expert solution of bench/solutions/expert through the real `pkagent eval` on two GPUs (sandbox,
+// a fresh seed, the evaluator's own timing): the verdict must be `correct` and the pooled speedup over the
+// torch + NCCL reference above 1. One ctest test per expert; skipped (with the reason) without 2 GPUs.
+//
+// Environment: PKAGENT_EXPERTS_SANDBOX = bwrap (default) | none; PKAGENT_EXPERTS_SEED (default: random,
+// printed); PKAGENT_EXPERTS_TRIALS (default 3). The evaluator builds kr_torch's extension once per
+// kernels_runtime version into the shared cache below, so only the first expert pays for it.
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "../bench/eval_runner.h"
+#include "bench/eval/evaluate.h"
+
+namespace pk::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_pkagent;
+using testing::source_root;
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+fs::path cache_dir() { return fs::path(::testing::TempDir()) / "pk_experts_cache"; }
+
+class experts_gpu : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (visible_gpu_count() < 2) GTEST_SKIP() << "needs 2 GPUs; this machine has " << visible_gpu_count();
+  }
+};
+
+TEST_P(experts_gpu, correct_and_faster_than_the_reference) {
+  const std::string problem = GetParam();
+  const fs::path solution = source_root() / "bench/solutions/expert" / (problem + ".py");
+  ASSERT_TRUE(fs::exists(solution)) << solution;
+  const std::string sandbox = env_or("PKAGENT_EXPERTS_SANDBOX", "bwrap");
+  if (sandbox == "none") {
+    // Outside the sandbox the ranks inherit this environment: kr_torch comes from PYTHONPATH.
+    const std::string kr = (source_root() / "kernels_runtime/python").string();
+    const std::string old = env_or("PYTHONPATH", "");
+    ::setenv("PYTHONPATH", (old.empty() ? kr : kr + ":" + old).c_str(), 1);
+  }
+  const std::string seed = env_or("PKAGENT_EXPERTS_SEED", std::to_string(std::random_device{}() % 1000000 + 1000));
+  const auto r = run_pkagent({"eval", "-q", "--json", "--world", "2", "--trials", env_or("PKAGENT_EXPERTS_TRIALS", "3"),
+                              "--sandbox", sandbox, "--seed", seed, "--problem", problem, "--solution",
+                              solution.string()},
+                             cache_dir());
+  ASSERT_TRUE(r.report.is_object()) << "exit " << r.exit_code << "\n" << r.err << r.out;
+  const auto& j = r.report;
+  std::cout << problem << ": " << j.value("verdict", "?") << " (seed " << seed << ", sandbox " << sandbox << ", "
+            << r.wall_seconds << " s)" << std::endl;
+  for (const auto& t : j["trials"]) {
+    if (!t["speedup"].is_number()) continue;
+    std::cout << "  trial " << t["trial"] << ": reference " << t["reference"]["median_ms"].get<double>() * 1e3
+              << " us, expert " << t["candidate"]["median_ms"].get<double>() * 1e3 << " us (median, max over ranks)"
+              << ", speedup " << t["speedup"].get<double>() << std::endl;
+  }
+  ASSERT_EQ(j.value("verdict", ""), "correct") << j.value("message", "") << "\n" << j.value("log", "");
+  ASSERT_TRUE(j["speedup"].is_number()) << "no timing in the report";
+  const double speedup = j["speedup"];
+  std::cout << "  pooled: reference " << j["reference"]["median_ms"].get<double>() * 1e3 << " us, expert "
+            << j["candidate"]["median_ms"].get<double>() * 1e3 << " us, speedup " << speedup << std::endl;
+  EXPECT_GT(speedup, 1.0) << problem << " is not faster than the reference";
+}
+
+INSTANTIATE_TEST_SUITE_P(all, experts_gpu,
+                         ::testing::Values("1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter",
+                                           "6_gather", "7_reducescatter", "8_alltoall", "13_gemm_allreduce",
+                                           "16_gemm_reducescatter"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace pk::bench
