@@ -41,8 +41,18 @@ int run_problems(const problems_args& a) {
     fmt::print("{:>4}  {:<26} {:<18} {:<10} {:>11}  {:<6} {}\n", "id", "stem", "category", "worlds",
                fmt::format("bound@W={}", a.world), "limit", "title");
   for (const problem& p : suite) {
-    std::string worlds;
+    std::string worlds = p.upstream() ? "any" : "";
     for (int w : p.world_sizes) worlds += fmt::format("{}{}", worlds.empty() ? "" : ",", w);
+    if (p.upstream()) {  // no roofline model for PKB's own files
+      if (a.json)
+        out.push_back({{"id", p.id}, {"stem", p.stem}, {"category", p.category}, {"title", p.title},
+                       {"world_sizes", "any"}, {"dtype", p.dtype}, {"reference", p.reference.string()},
+                       {"roofline", nullptr}});
+      else
+        fmt::print("{:>4}  {:<26} {:<18} {:<10} {:>11}  {:<6} {}\n", p.id, p.stem, p.category, worlds, "-", "-",
+                   p.title);
+      continue;
+    }
     const roofline_bound b = roofline(p, a.world, hw);
     if (a.json) {
       out.push_back({{"id", p.id}, {"stem", p.stem}, {"category", p.category}, {"title", p.title},
@@ -55,6 +65,10 @@ int run_problems(const problems_args& a) {
     }
   }
   if (a.json) fmt::print("{}\n", out.dump(2));
+  else if (!suite.empty() && suite.front().upstream())
+    fmt::print("{} problems of the ParallelKernelBench checkout {} (upstream mode: PKB's inputs, bf16, M=N=1024, "
+               "atol=rtol=1e-2)\n",
+               suite.size(), suite.front().upstream_root.string());
   else fmt::print("{} problems; bound = max(link bytes / link_bw, HBM bytes / hbm_bw, FLOPs / peak) on {}\n",
                   suite.size(), hw.name);
   return 0;
@@ -93,6 +107,10 @@ int run_eval(const eval_args& a) {
   const auto suite = load_suite(a.suite_dir.empty() ? default_suite_dir() : fs::path(a.suite_dir));
   const problem& p = find_problem(suite, a.problem);
   o.hardware = load_hardware_spec(a.hardware.empty() ? default_hardware_spec() : fs::path(a.hardware));
+  if (p.upstream() && o.progress)
+    o.progress(fmt::format("upstream mode: {} with the input generator of the ParallelKernelBench checkout {} "
+                           "(it seeds from problem id, rank and trial; --seed is not used)",
+                           p.reference.string(), p.upstream_root.string()));
   const eval_report r = evaluate(p, a.solution, o);
   if (a.json) fmt::print("{}\n", to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   else fmt::print("{}", render_text(r));
@@ -121,7 +139,8 @@ int guarded(const char* command, F body) {
 void add_bench_commands(CLI::App& app, int& exit_code) {
   auto pa = std::make_shared<problems_args>();
   CLI::App* problems = app.add_subcommand("problems", "List the problems of the suite with their roofline bound");
-  problems->add_option("--suite-dir", pa->suite_dir, "A directory of problems (default: bench/problems)");
+  problems->add_option("--suite-dir", pa->suite_dir,
+                       "A directory of problems (default: bench/problems), or a ParallelKernelBench checkout");
   problems->add_option("--hardware", pa->hardware, "Hardware spec TOML (default: config/hardware/h200x2.toml)");
   problems->add_option("--world", pa->world, "World size for the bound")->check(CLI::PositiveNumber);
   problems->add_flag("--json", pa->json, "Print JSON");
@@ -152,7 +171,9 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   eval->add_flag("--cuda-graph", ea->cuda_graph, "Time CUDA-graph replays (for launch-bound solutions)");
   eval->add_option("--min-calls", ea->min_calls, "Timed calls per function and trial, at least")->capture_default_str()
       ->check(CLI::Range(10, 100000));
-  eval->add_option("--suite-dir", ea->suite_dir, "A directory of problems in our format (default: bench/problems)");
+  eval->add_option("--suite-dir", ea->suite_dir,
+                   "A directory of problems in our format (default: bench/problems), or a ParallelKernelBench "
+                   "checkout: upstream mode, judging its reference/<id>_<stem>.py on inputs from its own generator");
   eval->add_option("--hardware", ea->hardware, "Hardware spec for the roofline line");
   eval->add_flag("--keep-workspace", ea->keep, "Keep the run's scratch directory (printed) for debugging");
   eval->add_flag("-q,--quiet", ea->quiet, "No progress lines on stderr");

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "bench/eval/compare.h"
 #include "bench/eval/digest.h"
 #include "bench/eval/launch.h"
+#include "bench/eval/multicast_scan.h"
 #include "bench/eval/reference_cache.h"
 #include "bench/eval/roofline.h"
 #include "bench/eval/tensor_file.h"
@@ -66,10 +68,22 @@ fs::path cache_base(const eval_options& o) {
 
 // Copies what the ranks need into the workspace, so that the sandbox needs no view of the source
 // tree (and a problem or worker edited mid-run cannot mix versions).
+// Upstream: the checkout's utils/ package (PKB's generator and the helpers its solutions import,
+// e.g. utils.cuda_helpers) is staged as upstream/utils, which the worker puts on sys.path.
 void stage(const workspace& ws, const problem& p) {
   fs::create_directories(ws.path() / "problem");
   fs::copy_file(p.reference, ws.path() / "problem" / "reference.py");
-  fs::copy_file(p.inputs, ws.path() / "problem" / "inputs.py");
+  if (p.upstream()) {
+    const fs::path utils = p.upstream_root / "utils";
+    for (const auto& e : fs::recursive_directory_iterator(utils)) {
+      if (!e.is_regular_file() || e.path().extension() != ".py") continue;
+      const fs::path to = ws.path() / "upstream" / "utils" / fs::relative(e.path(), utils);
+      fs::create_directories(to.parent_path());
+      fs::copy_file(e.path(), to);
+    }
+  } else {
+    fs::copy_file(p.inputs, ws.path() / "problem" / "inputs.py");
+  }
   fs::create_directories(ws.path() / "worker");
   for (const char* f : {"rank_worker.py", "tensor_file.py", "timing.py"})
     fs::copy_file(config::data_path("bench/worker") / f, ws.path() / "worker" / f);
@@ -83,7 +97,9 @@ json plan_json(const problem& p, const eval_options& o, const std::string& mode,
   json plan = {{"mode", mode},
                {"device", o.device},
                {"problem",
-                {{"id", p.id}, {"reference", "problem/reference.py"}, {"inputs", "problem/inputs.py"},
+                {{"id", p.id}, {"reference", "problem/reference.py"},
+                 {"inputs", p.upstream() ? json(nullptr) : json("problem/inputs.py")},
+                 {"pkb_root", p.upstream() ? json("upstream") : json(nullptr)},
                  {"shape", shape}, {"dtype", p.dtype}}},
                {"seed", o.seed},
                {"trials", trials},
@@ -200,6 +216,14 @@ std::optional<failure_verdict> classify(const launch_outcome& out) {
                          log};
 }
 
+// Every regular file under `dir` (what pkagent itself put there, before a run).
+std::set<fs::path> files_under(const fs::path& dir) {
+  std::set<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) files.insert(e.path());
+  return files;
+}
+
 // Fills the reference cache for the trials it lacks, with one reference run.
 bool ensure_reference(const problem& p, const eval_options& o, const reference_cache& cache, const reference_key& key,
                       const std::vector<int>& trials) {
@@ -289,6 +313,7 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   const auto t0 = std::chrono::steady_clock::now();
   eval_report rep;
   rep.problem = p.name();
+  rep.upstream = p.upstream_root.string();
   rep.solution = solution.string();
   rep.world = o.world;
   rep.device = o.device;
@@ -305,6 +330,17 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   for (int t = 0; t < o.trials; ++t) trials.push_back(t);
   const reference_cache cache(o.cache_root.empty() ? reference_cache::default_root() : o.cache_root);
   const reference_key key{o.world, o.device, p.dtype, o.seed};
+  auto finish = [&]() {
+    rep.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return rep;
+  };
+  // Multicast in the source is refused before anything runs (the reference run included).
+  const std::string code = read_file(solution);
+  if (auto found = scan_multicast_bytes(code, solution.filename().string(), "source"); !found.empty()) {
+    rep.result = verdict::forbidden;
+    rep.message = "refused before running. " + describe_multicast(found);
+    return finish();
+  }
   rep.reference_cached = ensure_reference(p, o, cache, key, trials);
 
   // The candidate's run: every trial, then (optionally) timing against the reference.
@@ -312,7 +348,6 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   workspace ws(o.keep_workspace);
   if (o.keep_workspace && o.progress) o.progress("workspace kept at " + ws.path().string());
   stage(ws, p);
-  const std::string code = read_file(solution);
   fs::create_directories(ws.path() / "candidate");
   const fs::path cand = fs::path("candidate") / solution.filename();
   fs::copy_file(solution, ws.path() / cand);
@@ -320,12 +355,23 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   plan["candidate"] = cand.string();
   // JIT builds are cached per candidate content and per rank (the worker appends rank<r>).
   const fs::path ext_cache = cache_base(o) / "torch-extensions" / digest().add(code).hex();
+  const std::set<fs::path> ours = files_under(ws.path());
   const launch_outcome out = run_ranks(ws, o, plan, ext_cache);
 
-  auto finish = [&]() {
-    rep.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return rep;
-  };
+  // Whatever the run left (JIT builds, Triton's cache, files written to the workspace) is scanned
+  // for multicast before any other verdict: it overrides them all.
+  {
+    std::set<fs::path> skip = ours;
+    for (const char* f : {"plan.json", "launch.json", "ranks.json"}) skip.insert(ws.path() / f);
+    multicast_scan_options so;
+    so.clean_cache = cache_base(o) / "multicast-scan-clean";
+    const auto found = scan_multicast_tree({{ext_cache, "JIT build directory"}, {ws.path(), "workspace"}}, skip, so);
+    if (!found.empty()) {
+      rep.result = verdict::forbidden;
+      rep.message = "found in what the candidate's run produced. " + describe_multicast(found);
+      return finish();
+    }
+  }
   if (auto f = classify(out)) {
     rep.result = f->v;
     rep.message = f->message;

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "bench/eval/digest.h"
+#include "bench/eval/upstream.h"
 #include "config/paths.h"
 #include "config/toml_reader.h"
 
@@ -20,6 +21,7 @@ namespace fs = std::filesystem;
 std::string problem::name() const { return fmt::format("{}_{}", id, stem); }
 
 bool problem::supports_world(int world) const {
+  if (upstream()) return world >= 1;
   return std::find(world_sizes.begin(), world_sizes.end(), world) != world_sizes.end();
 }
 
@@ -88,10 +90,16 @@ problem load_problem(const fs::path& dir) {
 std::vector<problem> load_suite(const fs::path& root) {
   if (!fs::is_directory(root))
     throw std::invalid_argument(fmt::format("{}: no such problem directory", root.string()));
+  if (fs::is_directory(root / "reference") && !fs::exists(root / "problem.toml")) return load_pkb_suite(root);
   std::vector<problem> suite;
   for (const auto& entry : fs::directory_iterator(root))
     if (entry.is_directory() && fs::exists(entry.path() / "problem.toml"))
       suite.push_back(load_problem(entry.path()));
+  if (suite.empty())
+    throw std::invalid_argument(fmt::format(
+        "{}: holds no problems: a suite directory has one <id>_<stem>/ directory per problem with a problem.toml "
+        "(bench/problems/README.md), and a ParallelKernelBench checkout has reference/<id>_<stem>.py and {}",
+        root.string(), pkb_generator_file));
   std::sort(suite.begin(), suite.end(), [](const problem& a, const problem& b) { return a.id < b.id; });
   for (std::size_t i = 1; i < suite.size(); ++i)
     if (suite[i].id == suite[i - 1].id)
@@ -113,7 +121,14 @@ const problem& find_problem(const std::vector<problem>& suite, std::string_view 
 
 std::uint64_t content_hash(const problem& p) {
   digest d;
-  for (const fs::path& f : {p.dir / "problem.toml", p.reference, p.inputs}) {
+  std::vector<fs::path> files = {p.dir / "problem.toml", p.reference, p.inputs};
+  if (p.upstream()) {
+    // No problem.toml: PKB's defaults are part of the configuration.
+    files = {p.reference, p.inputs};
+    d.add(fmt::format("pkb {} {} {} {}", p.dtype, p.atol, p.rtol, p.shape.size()));
+    for (const auto& [k, v] : p.shape) d.add(fmt::format("{}={}", k, v));
+  }
+  for (const fs::path& f : files) {
     std::ifstream in(f, std::ios::binary);
     if (!in) throw std::runtime_error(fmt::format("{}: cannot read", f.string()));
     d.add(f.filename().string());

@@ -30,16 +30,23 @@ struct problem {
   } roofline;
   std::filesystem::path dir;        ///< the problem's directory
   std::filesystem::path reference;  ///< dir / reference.py
-  std::filesystem::path inputs;     ///< dir / inputs.py
+  std::filesystem::path inputs;     ///< dir / inputs.py (upstream: the checkout's input generator)
+  /// Upstream mode (bench/eval/upstream.h): the root of the ParallelKernelBench checkout this
+  /// problem comes from; empty for a problem in our own format.
+  std::filesystem::path upstream_root;
 
   std::string name() const;  ///< "<id>_<stem>"
+  bool upstream() const { return !upstream_root.empty(); }
+  /// Upstream problems take any world size, as PKB does (its generator refuses what it cannot build).
   bool supports_world(int world) const;
 };
 
 /// Reads <dir>/problem.toml and checks the files; throws config::config_error naming the file.
 problem load_problem(const std::filesystem::path& dir);
 
-/// Every problem under `root` (directories holding a problem.toml), sorted by id.
+/// Every problem under `root`, sorted by id: the directories holding a problem.toml, or, when
+/// `root` is a ParallelKernelBench checkout, its references (upstream mode). Throws
+/// std::invalid_argument when `root` is neither.
 std::vector<problem> load_suite(const std::filesystem::path& root);
 
 /// The suite directory: bench/problems of the pkagent data tree.
@@ -52,7 +59,8 @@ const problem& find_problem(const std::vector<problem>& suite, std::string_view 
 /// Bytes per element of a torch dtype name; 0 for an unknown name.
 int dtype_size(std::string_view dtype);
 
-/// A stable 64-bit digest of the problem's content (reference.py, inputs.py, problem.toml): the
+/// A stable 64-bit digest of the problem's content (reference.py, inputs.py, problem.toml; upstream:
+/// the reference, the generator and PKB's defaults): the
 /// reference-output cache key, so editing any of them invalidates cached outputs.
 std::uint64_t content_hash(const problem& p);
 

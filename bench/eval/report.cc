@@ -16,6 +16,7 @@ std::string to_string(verdict v) {
     case verdict::compile_error: return "compile_error";
     case verdict::runtime_error: return "runtime_error";
     case verdict::timeout: return "timeout";
+    case verdict::forbidden: return "forbidden";
   }
   return "?";
 }
@@ -69,6 +70,7 @@ json to_json(const eval_report& r) {
                       {"speedup", opt(t.speedup)}});
   }
   return {{"problem", r.problem},
+          {"upstream", r.upstream.empty() ? json(nullptr) : json(r.upstream)},
           {"solution", r.solution},
           {"world", r.world},
           {"device", r.device},
@@ -90,7 +92,8 @@ json to_json(const eval_report& r) {
 }
 
 std::string render_text(const eval_report& r) {
-  std::string out = fmt::format("problem {} · world {} · {} · {} · {} trial{} · sandbox {}\n", r.problem, r.world,
+  std::string out = r.upstream.empty() ? "" : fmt::format("upstream: ParallelKernelBench checkout {}\n", r.upstream);
+  out += fmt::format("problem {} · world {} · {} · {} · {} trial{} · sandbox {}\n", r.problem, r.world,
                                 r.device, r.dtype, r.trials_requested, r.trials_requested == 1 ? "" : "s", r.sandbox);
   for (const auto& t : r.trials) {
     out += fmt::format("trial {}: {}", t.trial, t.correct ? "correct" : "mismatch");

@@ -9,8 +9,9 @@
 
 namespace pk::bench {
 
-/// The judge's verdicts. `correct` is the only passing one.
-enum class verdict { correct, mismatch, compile_error, runtime_error, timeout };
+/// The judge's verdicts. `correct` is the only passing one. `forbidden`: the candidate contains
+/// NVLink multicast (bench/eval/multicast_scan.h), refused whatever else it does.
+enum class verdict { correct, mismatch, compile_error, runtime_error, timeout, forbidden };
 std::string to_string(verdict v);
 
 /// Times of one function's calls, each the maximum over ranks of that call.
@@ -38,6 +39,7 @@ struct trial_report {
 
 struct eval_report {
   std::string problem;   ///< "<id>_<stem>"
+  std::string upstream;  ///< upstream mode: the ParallelKernelBench checkout; empty otherwise
   std::string solution;  ///< the candidate file as given
   int world = 0;
   std::string device, dtype;

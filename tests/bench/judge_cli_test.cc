@@ -97,6 +97,29 @@ TEST(judge_cli, exiting_early) {
   expect_verdict(eval_cpu("allreduce_exits_early.py"), "runtime_error", "raised SystemExit in trial 0");
 }
 
+// NVLink multicast: refused from the source before anything runs (module-level code in these
+// candidates raises, which would read compile_error had it run), or from what the run produced.
+TEST(judge_cli, multimem_inline_asm_is_refused_before_it_runs) {
+  const auto r = eval_cpu("forbidden_multimem_asm.py");
+  expect_verdict(r, "forbidden",
+                 "forbidden_multimem_asm.py:14: PTX multimem instruction "
+                 "'multimem.ld_reduce.relaxed.sys.global.add.f32' (source)");
+  EXPECT_NE(r.report["message"].get<std::string>().find("refused before running"), std::string::npos);
+  EXPECT_NE(r.report["message"].get<std::string>().find("out of service"), std::string::npos);
+  EXPECT_TRUE(r.report["trials"].empty());
+}
+
+TEST(judge_cli, cumulticast_is_refused_before_it_runs) {
+  expect_verdict(eval_cpu("forbidden_cumulticast.py"), "forbidden",
+                 "forbidden_cumulticast.py:19: CUDA driver multicast API 'cuMulticastCreate' (source)");
+}
+
+TEST(judge_cli, multicast_in_what_the_run_produced_is_refused) {
+  expect_verdict(eval_cpu("forbidden_after_run.py", {}, 1), "forbidden",
+                 "JIT build directory/rank0/kernel.ptx:4: PTX multimem instruction "
+                 "'multimem.ld_reduce.relaxed.sys.global.add.bf16x2' (text)");
+}
+
 // Bad input: a clear one-line message and exit code 2, before any rank starts.
 void expect_refusal(const std::vector<std::string>& args, const std::string& needle) {
   const auto r = run_pkagent(args, cache_dir());
