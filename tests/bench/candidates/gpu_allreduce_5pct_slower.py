@@ -1,9 +1,20 @@
-# The reference all-reduce plus a GPU-side sleep of 5% of the reference's own time, calibrated on
-# the first call: the judge must report it slower in every trial.
+# The reference all-reduce followed by a GPU-side spin of 5% of the reference's own call time: the
+# judge must report it slower in every trial.
+#
+# The spin is calibrated afresh whenever the evaluator hands over a new input tensor (the
+# correctness call of each trial, then the timing of that trial), because the reference's per-call
+# time moves between trials on the same host (45 to 135 us for problem 1 on H200): a delay fixed
+# once, in the first call of the process while NCCL and the clocks still settle, came out near 10%.
+# Calibration times the reference as the judge does (cold L2, ranks aligned by a one-element
+# all-reduce), after a warm-up, and all ranks agree on the largest delay, so every rank spins the
+# same number of cycles (deterministic for a given calibration).
+import time
+
 import torch
 import torch.distributed as dist
 
-_extra_cycles = None
+SLOWDOWN = 0.05
+_state = {"key": None, "cycles": 0}
 
 
 def _reference(tensor):
@@ -12,7 +23,7 @@ def _reference(tensor):
     return out
 
 
-def _median_ms(fn, n=50, prepare=lambda: None):
+def _median_ms(fn, n, prepare=lambda: None):
     pairs = []
     for _ in range(n):
         prepare()
@@ -25,10 +36,13 @@ def _median_ms(fn, n=50, prepare=lambda: None):
     return sorted(s.elapsed_time(e) for s, e in pairs)[n // 2]
 
 
+def _agree_max(value, device):
+    t = torch.tensor([float(value)], dtype=torch.float64, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
 def _calibrate(tensor):
-    for _ in range(20):
-        _reference(tensor)
-    # Timed as the judge times it: cold L2 and ranks aligned by a one-element all-reduce.
     l2 = torch.cuda.get_device_properties(tensor.device).L2_cache_size
     flush = torch.empty(2 * l2, dtype=torch.uint8, device=tensor.device)
     bar = torch.zeros(1, device=tensor.device)
@@ -37,18 +51,22 @@ def _calibrate(tensor):
         flush.zero_()
         dist.all_reduce(bar)
 
-    ref_ms = _median_ms(lambda: _reference(tensor), n=200, prepare=prepare)
-    cycles = 1_000_000
-    sleep_ms = _median_ms(lambda: torch.cuda._sleep(cycles), n=10)
-    t = torch.tensor([0.05 * ref_ms / sleep_ms * cycles], device=tensor.device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)  # the same delay on every rank
-    return int(t.item())
+    # Warm up for 300 ms (the same number of rounds on every rank), then time 200 calls.
+    t0, rounds = time.perf_counter(), 0
+    while _agree_max(time.perf_counter() - t0 < 0.3, tensor.device) > 0 or rounds < 2:
+        _median_ms(lambda: _reference(tensor), 20, prepare)
+        rounds += 1
+    ref_ms = _median_ms(lambda: _reference(tensor), 200, prepare)
+    cycles = 200_000
+    torch.cuda._sleep(cycles)
+    sleep_ms = _median_ms(lambda: torch.cuda._sleep(cycles), 20)
+    return int(_agree_max(SLOWDOWN * ref_ms / sleep_ms * cycles, tensor.device))
 
 
 def solution(tensor):
-    global _extra_cycles
-    if _extra_cycles is None:
-        _extra_cycles = _calibrate(tensor)
+    key = (tensor.data_ptr(), id(tensor))
+    if _state["key"] != key:
+        _state["key"], _state["cycles"] = key, _calibrate(tensor)
     out = _reference(tensor)
-    torch.cuda._sleep(_extra_cycles)
+    torch.cuda._sleep(_state["cycles"])
     return out
