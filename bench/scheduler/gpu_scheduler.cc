@@ -13,6 +13,10 @@ namespace {
 
 double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 std::string_view to_string(refusal reason) {
@@ -136,7 +140,7 @@ acquire_result gpu_scheduler::acquire(holder who, int world_size, std::stop_toke
     return std::move(*refused);
   }
 
-  live_lease l{who.index, {}, now};
+  live_lease l{who.index, {}, now, unix_now()};
   std::vector<int> gpus;
   for (std::size_t slot = 0; slot < busy_.size() && static_cast<int>(l.slots.size()) < world_size; ++slot)
     if (!busy_[slot]) {
@@ -159,14 +163,24 @@ acquire_result gpu_scheduler::acquire(holder who, int world_size, std::stop_toke
 }
 
 void gpu_scheduler::release(std::uint64_t id) {
-  std::lock_guard lock(mutex_);
-  auto it = live_.find(id);
-  if (it == live_.end()) return;
-  const auto& l = it->second;
-  holders_[l.holder].charged += static_cast<double>(l.slots.size()) * seconds(now_() - l.start);
-  for (auto slot : l.slots) busy_[slot] = false;
-  live_.erase(it);
-  changed_.notify_all();
+  lease_record record;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = live_.find(id);
+    if (it == live_.end()) return;
+    const auto& l = it->second;
+    holders_[l.holder].charged += static_cast<double>(l.slots.size()) * seconds(now_() - l.start);
+    if (on_lease_end_) {
+      record.holder = holders_[l.holder].name;
+      for (auto slot : l.slots) record.gpus.push_back(gpus_[slot]);
+      record.start_s = l.start_wall;
+      record.end_s = unix_now();  // before the GPUs are free again
+    }
+    for (auto slot : l.slots) busy_[slot] = false;
+    live_.erase(it);
+    changed_.notify_all();
+  }
+  if (on_lease_end_) on_lease_end_(record);
 }
 
 usage gpu_scheduler::usage_of(holder who) const {

@@ -88,6 +88,15 @@ class acquire_result {
   std::string message_;
 };
 
+/// One ended lease, as a run's lease log records it. Wall-clock (Unix) times, so that logs of
+/// several processes line up; a later lease of a GPU never starts before an earlier one of it ended.
+struct lease_record {
+  std::string holder;
+  std::vector<int> gpus;
+  double start_s = 0;
+  double end_s = 0;
+};
+
 struct usage {
   std::string name;
   double gpu_seconds = 0;  // charged so far, live leases included
@@ -122,6 +131,10 @@ class gpu_scheduler {
   /// Refuses every waiting and future request (refusal::shut_down); held leases stay valid.
   void shutdown();
 
+  /// Called once per ended lease, outside the scheduler's lock, from the releasing thread (so
+  /// concurrently from several). Set it before the first acquire.
+  void on_lease_end(std::function<void(const lease_record&)> observer) { on_lease_end_ = std::move(observer); }
+
  private:
   friend class lease;
   struct holder_state {
@@ -134,6 +147,7 @@ class gpu_scheduler {
     std::size_t holder = 0;
     std::vector<std::size_t> slots;
     clock::time_point start;
+    double start_wall = 0;  // Unix seconds, for lease_record
   };
 
   void release(std::uint64_t id);
@@ -152,6 +166,7 @@ class gpu_scheduler {
   std::vector<holder_state> holders_;
   std::map<std::uint64_t, live_lease> live_;
   bool shut_down_ = false;
+  std::function<void(const lease_record&)> on_lease_end_;
 };
 
 }  // namespace pk::scheduler

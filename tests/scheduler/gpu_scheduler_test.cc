@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -233,6 +234,50 @@ TEST(lease, moves_and_early_release_free_the_gpus_once) {
   auto again = scheduler.acquire(who, 1);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(scheduler.free_gpus(), 1);
+}
+
+TEST(gpu_scheduler, reports_each_ended_lease_once_with_its_holder_gpus_and_times) {
+  auto scheduler = gpu_scheduler::simulated(4);
+  std::mutex mutex;
+  std::vector<lease_record> records;
+  scheduler.on_lease_end([&](const lease_record& r) {
+    std::lock_guard lock(mutex);
+    records.push_back(r);
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      auto who = scheduler.add_holder("episode " + std::to_string(t));
+      for (int i = 0; i < 20; ++i) {
+        auto got = scheduler.acquire(who, 2);
+        ASSERT_TRUE(got.ok()) << got.message();
+        std::this_thread::sleep_for(100us);
+        got.value().release();
+        got.value().release();  // idempotent: still one record
+      }
+    });
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(records.size(), 80u);
+  std::map<std::string, int> per_holder;
+  for (const auto& r : records) {
+    ++per_holder[r.holder];
+    EXPECT_EQ(r.gpus.size(), 2u);
+    EXPECT_LE(r.start_s, r.end_s);
+  }
+  EXPECT_EQ(per_holder.size(), 4u);
+  for (const auto& [name, n] : per_holder) EXPECT_EQ(n, 20) << name;
+  // The wall-clock times are taken under the scheduler's lock: a GPU's next lease starts no
+  // earlier than its previous one ended.
+  for (std::size_t i = 0; i < records.size(); ++i)
+    for (std::size_t j = i + 1; j < records.size(); ++j) {
+      const auto &a = records[i], &b = records[j];
+      bool share = false;
+      for (int g : a.gpus)
+        for (int h : b.gpus) share |= g == h;
+      if (share) {
+        EXPECT_TRUE(a.end_s <= b.start_s || b.end_s <= a.start_s) << i << " and " << j << " overlap";
+      }
+    }
 }
 
 TEST(gpu_scheduler, hands_out_the_host_indices_it_was_given) {
