@@ -9,6 +9,7 @@
 
 #include "bench/eval/evaluate.h"
 #include "bench/eval/hardware_spec.h"
+#include "bench/eval/multicast_scan.h"
 #include "bench/eval/problem.h"
 #include "bench/eval/rank_supervisor.h"
 #include "bench/eval/roofline.h"
@@ -117,6 +118,31 @@ int run_eval(const eval_args& a) {
   return r.ok() ? 0 : 1;
 }
 
+struct scan_args {
+  std::vector<std::string> paths;
+  bool json = false, no_disassembly = false;
+};
+
+int run_scan(const scan_args& a) {
+  std::vector<scan_root> roots;
+  for (const std::string& p : a.paths) {
+    if (!fs::exists(p)) throw std::invalid_argument(fmt::format("{}: no such file or directory", p));
+    roots.push_back({p, p});
+  }
+  multicast_scan_options o;
+  o.disassemble = !a.no_disassembly;
+  const auto found = scan_multicast_tree(roots, {}, o);
+  if (a.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& f : found)
+      out.push_back({{"file", f.file}, {"what", f.what}, {"match", f.match}, {"where", f.where}, {"line", f.line}});
+    fmt::print("{}\n", out.dump(2));
+  } else if (!found.empty()) {
+    fmt::print(stderr, "{}\n", describe_multicast(found));
+  }
+  return found.empty() ? 0 : 1;
+}
+
 // Runs `body`, mapping bad input to exit 2 and evaluator failures to 3, with a one-line message.
 template <class F>
 int guarded(const char* command, F body) {
@@ -178,6 +204,15 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   eval->add_flag("--keep-workspace", ea->keep, "Keep the run's scratch directory (printed) for debugging");
   eval->add_flag("-q,--quiet", ea->quiet, "No progress lines on stderr");
   eval->callback([ea, &exit_code] { exit_code = guarded("eval", [&] { return run_eval(*ea); }); });
+
+  auto sa = std::make_shared<scan_args>();
+  CLI::App* scan = app.add_subcommand(
+      "scan-multicast", "Look for NVLink multicast (cuMulticast*, multimem.*, NVLS switched on) in sources and "
+                        "binaries, as the judge does (exit 0 clean, 1 found, 2 bad input)");
+  scan->add_option("paths", sa->paths, "Files or directories (sources, .so, .o, .cubin, .ptx)")->required();
+  scan->add_flag("--json", sa->json, "Print the findings as JSON");
+  scan->add_flag("--no-disassembly", sa->no_disassembly, "Do not run cuobjdump on CUDA binaries");
+  scan->callback([sa, &exit_code] { exit_code = guarded("scan-multicast", [&] { return run_scan(*sa); }); });
 
   auto ws = std::make_shared<std::string>();
   CLI::App* ranks = app.add_subcommand("_ranks", "");  // internal: started by `eval` in its sandbox

@@ -1,5 +1,5 @@
-// `pkagent problems`, `pkagent eval` and the hidden `pkagent _ranks` (the rank supervisor that
-// `eval` starts inside its sandbox).
+// `pkagent problems`, `pkagent eval`, `pkagent scan-multicast` and the hidden `pkagent _ranks`
+// (the rank supervisor that `eval` starts inside its sandbox).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -120,6 +120,19 @@ TEST(judge_cli, multicast_in_what_the_run_produced_is_refused) {
                  "'multimem.ld_reduce.relaxed.sys.global.add.bf16x2' (text)");
 }
 
+TEST(judge_cli, scan_multicast_command) {
+  const auto dirty = run_pkagent({"scan-multicast", test_data("candidates").string()}, cache_dir());
+  EXPECT_EQ(dirty.exit_code, 1) << dirty.err;
+  EXPECT_NE(dirty.err.find("forbidden_cumulticast.py:19: CUDA driver multicast API 'cuMulticastCreate' (text)"),
+            std::string::npos)
+      << dirty.err;
+  const auto clean = run_pkagent({"scan-multicast", "--json", test_data("candidates/allreduce_correct.py").string()},
+                                 cache_dir());
+  EXPECT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(clean.out, "[]\n");
+  EXPECT_EQ(run_pkagent({"scan-multicast", "/nonexistent/x.so"}, cache_dir()).exit_code, 2);
+}
+
 // Bad input: a clear one-line message and exit code 2, before any rank starts.
 void expect_refusal(const std::vector<std::string>& args, const std::string& needle) {
   const auto r = run_pkagent(args, cache_dir());
