@@ -365,20 +365,32 @@ int check_all_reduce(kr::host::symmetric_heap& heap, const kr::copy_engines& ce,
   auto* out = heap.allocate_n<T>(n);
   T* scratch = nullptr;  // copy-engine landing zone for the peers' inputs (any memory of this GPU)
   KR_CHECK(cudaMalloc(&scratch, std::max<std::size_t>(1, n * sizeof(T) * (W - 1))));
+  auto* push_scratch = heap.allocate_n<T>(kr::all_reduce_push_scratch_elems<T>(W, n));
   const auto host_in = to_t<T>(rank_data(rank, n, 1));
   KR_CHECK(cudaMemcpy(in, host_in.data(), n * sizeof(T), cudaMemcpyHostToDevice));
   const auto want = reference_sum<T>(W, n, 0, n, 1);
   const bool ce_ok = (n * sizeof(T)) % 16 == 0;
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 8; ++variant) {
     if (variant == 2 && !ce_ok) continue;
     for (int rep = 0; rep < 3; ++rep) {  // back to back: the barriers must keep the ranks in step
       KR_CHECK(cudaMemset(out, 0xff, n * sizeof(T)));  // poison: NaN in bf16 and float
+      heap.barrier();  // no peer pushes into my output (two-shot) while it is being poisoned
+      kr::launch_params wide;  // all sources' loads in flight together
+      wide.unroll = variant % 2 == 0 ? 4 : 8;
+      wide.threads = variant % 2 == 0 ? 512 : 256;
       if (variant == 0) KR_CHECK(kr::all_reduce(heap.comm(), in, out, n, nullptr, kr::all_reduce_algo::one_shot));
       if (variant == 1) KR_CHECK(kr::all_reduce(heap.comm(), in, out, n, nullptr, kr::all_reduce_algo::two_shot));
       if (variant == 2)
         KR_CHECK(kr::ce_all_reduce(heap.comm(), ce, in, out, scratch, n, nullptr, std::size_t(1) << 20));
+      if (variant == 3) KR_CHECK(kr::all_reduce_push(heap.comm(), in, out, push_scratch, n, nullptr));
+      if (variant >= 4)
+        KR_CHECK(kr::all_reduce(heap.comm(), in, out, n, nullptr,
+                                variant < 6 ? kr::all_reduce_algo::one_shot : kr::all_reduce_algo::two_shot, wide));
       KR_CHECK(cudaDeviceSynchronize());
-      static const char* names[] = {"one-shot all-reduce", "two-shot all-reduce", "copy-engine all-reduce"};
+      static const char* names[] = {"one-shot all-reduce",    "two-shot all-reduce",
+                                    "copy-engine all-reduce", "push all-reduce",
+                                    "one-shot all-reduce (unroll 4)", "one-shot all-reduce (unroll 8)",
+                                    "two-shot all-reduce (unroll 4)", "two-shot all-reduce (unroll 8)"};
       if (compare(rank, names[variant], n, out, want) != 0) return 1;
     }
   }
@@ -394,11 +406,14 @@ int check_reduce_scatter(kr::host::symmetric_heap& heap, std::size_t n) {
   const auto host_in = to_t<bf16>(rank_data(rank, n * W, 2));
   KR_CHECK(cudaMemcpy(in, host_in.data(), n * W * sizeof(bf16), cudaMemcpyHostToDevice));
   const auto want = reference_sum<bf16>(W, n * W, n * rank, n, 2);
-  for (int rep = 0; rep < 2; ++rep) {
+  for (int rep = 0; rep < 4; ++rep) {
+    kr::launch_params p;  // the default, then all sources' loads in flight together
+    p.unroll = rep < 2 ? 0 : rep == 2 ? 4 : 8;
+    p.threads = rep == 3 ? 256 : 512;
     KR_CHECK(cudaMemset(out, 0xff, n * sizeof(bf16)));
-    KR_CHECK(kr::reduce_scatter(heap.comm(), in, out, n, nullptr));
+    KR_CHECK(kr::reduce_scatter(heap.comm(), in, out, n, nullptr, p));
     KR_CHECK(cudaDeviceSynchronize());
-    if (compare(rank, "reduce-scatter", n, out, want) != 0) return 1;
+    if (compare(rank, p.unroll ? "reduce-scatter (unrolled)" : "reduce-scatter", n, out, want) != 0) return 1;
   }
   KR_CHECK(cudaFree(out));
   return 0;
@@ -564,6 +579,48 @@ TEST(kr_gpu, all_reduce_building_blocks_small) {
     kr::copy_engines ce(heap.world());
     for (std::size_t n : {std::size_t(7), std::size_t(8192 + 3), std::size_t(1) << 16})
       if (check_all_reduce<bf16>(heap, ce, n) || check_reduce_scatter(heap, n)) return 1;
+    return 0;
+  });
+}
+
+}  // namespace
+
+namespace {
+
+// Back to back with no host synchronisation and a different grid from call to call: the push
+// all-reduce lets a peer run one call ahead (double-buffered scratch picked by the call epoch), so
+// every call's output is kept and checked.
+TEST(kr_gpu, push_all_reduces_back_to_back_with_changing_grids) {
+  REQUIRE_GPUS();
+  on_every_gpu(heap_backend::vmm, std::size_t(256) << 20, [](kr::host::symmetric_heap& heap) {
+    const int W = heap.world(), rank = heap.rank(), calls = 120;
+    const std::size_t n = (std::size_t(1) << 18) + 8;  // 512 KiB of bf16, plus one pack
+    bf16* in[2];
+    for (int k = 0; k < 2; ++k) {
+      in[k] = heap.allocate_n<bf16>(n);
+      const auto h = to_t<bf16>(rank_data(rank, n, 10 + unsigned(k)));
+      KR_CHECK(cudaMemcpy(in[k], h.data(), n * sizeof(bf16), cudaMemcpyHostToDevice));
+    }
+    auto* push_scratch = heap.allocate_n<bf16>(kr::all_reduce_push_scratch_elems<bf16>(W, n));
+    bf16* outs = nullptr;
+    KR_CHECK(cudaMalloc(&outs, std::size_t(calls) * n * sizeof(bf16)));
+    KR_CHECK(cudaMemset(outs, 0xff, std::size_t(calls) * n * sizeof(bf16)));
+    cudaStream_t s;
+    KR_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    heap.barrier();
+    for (int k = 0; k < calls; ++k) {
+      kr::launch_params p;
+      p.blocks = 1 + (k * 37) % 264;  // the same sequence on every rank
+      p.threads = k % 3 == 0 ? 256 : 512;
+      KR_CHECK(kr::all_reduce_push(heap.comm(), in[k % 2], outs + std::size_t(k) * n, push_scratch, n, s, p));
+    }
+    KR_CHECK(cudaStreamSynchronize(s));
+    const std::vector<bf16> want[2] = {reference_sum<bf16>(W, n, 0, n, 10), reference_sum<bf16>(W, n, 0, n, 11)};
+    for (int k = 0; k < calls; ++k)
+      if (compare(rank, "push all-reduce (back to back)", n, outs + std::size_t(k) * n, want[k % 2]) != 0)
+        return fail(rank, "call %d of %d was wrong", k, calls);
+    KR_CHECK(cudaStreamDestroy(s));
+    KR_CHECK(cudaFree(outs));
     return 0;
   });
 }

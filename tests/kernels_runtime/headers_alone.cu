@@ -14,6 +14,8 @@ template cudaError_t kr::reduce_scatter<bf16>(const kr::comm&, const bf16*, bf16
                                               kr::launch_params);
 template cudaError_t kr::reduce<float>(const kr::comm&, const float*, float*, std::size_t, int, cudaStream_t,
                                        kr::launch_params);
+template cudaError_t kr::all_reduce_push<bf16>(const kr::comm&, const bf16*, bf16*, bf16*, std::size_t, cudaStream_t,
+                                               kr::launch_params);
 template cudaError_t kr::ce_all_reduce<bf16>(const kr::comm&, const kr::copy_engines&, const bf16*, bf16*, bf16*,
                                              std::size_t, cudaStream_t, std::size_t, int, int);
 

@@ -13,17 +13,17 @@
 
 namespace kr {
 
-template <reducible T>
+template <reducible T, int U = 0>
 __global__ void all_reduce_one_shot_kernel(comm c, const T* in, T* out, std::size_t n, int ch) {
   block_barrier(c, ch);
   constexpr int E = pack_traits<T>::elems;
   std::size_t n_packs = (aligned16(in) && aligned16(out)) ? n / E : 0;
-  reduce_packs<T>(c, reinterpret_cast<const uint4*>(in), reinterpret_cast<uint4*>(out), n_packs);
+  reduce_ranks<T, U>(c, reinterpret_cast<const uint4*>(in), reinterpret_cast<uint4*>(out), n_packs);
   reduce_tail<T>(c, in, out, n_packs * E, n);
   block_barrier(c, ch);
 }
 
-template <reducible T>
+template <reducible T, int U = 0>
 __global__ void all_reduce_two_shot_kernel(comm c, const T* in, T* out, std::size_t n, int ch) {
   block_barrier(c, ch);
   constexpr int E = pack_traits<T>::elems;
@@ -31,8 +31,8 @@ __global__ void all_reduce_two_shot_kernel(comm c, const T* in, T* out, std::siz
   const std::size_t chunk = (n_packs + c.world - 1) / c.world;
   const std::size_t first = (chunk * c.rank < n_packs ? chunk * c.rank : n_packs);
   const std::size_t last = (first + chunk < n_packs ? first + chunk : n_packs);
-  reduce_packs<T, true>(c, reinterpret_cast<const uint4*>(in) + first, reinterpret_cast<uint4*>(out) + first,
-                        last - first);
+  reduce_ranks<T, U, true>(c, reinterpret_cast<const uint4*>(in) + first, reinterpret_cast<uint4*>(out) + first,
+                           last - first);
   reduce_tail<T>(c, in, out, n_packs * E, n);  // the few elements past the last pack: everyone, locally
   block_barrier(c, ch);
 }
@@ -44,8 +44,17 @@ cudaError_t all_reduce(const comm& c, const T* in, T* out, std::size_t n, cudaSt
                        all_reduce_algo algo = all_reduce_algo::one_shot, launch_params p = {}) {
   const std::size_t packs = n / pack_traits<T>::elems / (algo == all_reduce_algo::two_shot ? c.world : 1);
   const int blocks = grid_blocks(p, packs);
-  if (algo == all_reduce_algo::one_shot)
+  if (p.unroll == 8 && p.threads > 256) return cudaErrorInvalidConfiguration;  // registers
+  if (algo == all_reduce_algo::one_shot && p.unroll == 8)
+    all_reduce_one_shot_kernel<T, 8><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
+  else if (algo == all_reduce_algo::one_shot && p.unroll == 4)
+    all_reduce_one_shot_kernel<T, 4><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
+  else if (algo == all_reduce_algo::one_shot)
     all_reduce_one_shot_kernel<T><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
+  else if (p.unroll == 8)
+    all_reduce_two_shot_kernel<T, 8><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
+  else if (p.unroll == 4)
+    all_reduce_two_shot_kernel<T, 4><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
   else
     all_reduce_two_shot_kernel<T><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
   return cudaGetLastError();

@@ -1,6 +1,6 @@
 #pragma once
-/// Grid-stride building blocks the collectives are made of. Each block of the grid takes an equal
-/// share; every function is safe to call from every thread of the grid (no barriers inside).
+/// Grid- and block-stride building blocks the collectives are made of. Every function is safe to
+/// call from every thread of the grid (no barriers inside).
 #include <cstddef>
 #include <cstdint>
 
@@ -113,6 +113,137 @@ __device__ inline void copy_bytes(void* dst, const void* src, std::size_t bytes)
   for (std::size_t i = done + std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < bytes;
        i += std::size_t(gridDim.x) * blockDim.x)
     d[i] = s[i];
+}
+
+
+/// This block's contiguous share [first, last) of n items, split the same way on every rank that
+/// launches the same grid: what a block pushes to a peer is exactly what the peer's block of the
+/// same index reduces after a block_barrier.
+struct block_range {
+  std::size_t first, last;
+  __device__ explicit block_range(std::size_t n) {
+    const std::size_t per = (n + gridDim.x - 1) / gridDim.x;
+    first = std::size_t(blockIdx.x) * per < n ? std::size_t(blockIdx.x) * per : n;
+    last = first + per < n ? first + per : n;
+  }
+};
+
+/// 16-byte packs each thread keeps in flight in the block-range loops below.
+inline constexpr int block_unroll = 4;
+
+/// dst[i] = src[i] for packs i in [first, last), by `step` threads numbered lane = 0..step-1
+/// (either side local or a peer's).
+__device__ inline void strided_copy_packs(uint4* dst, const uint4* src, std::size_t first, std::size_t last,
+                                          unsigned lane, unsigned step) {
+  const std::size_t bdim = step;
+  for (std::size_t i = first + lane; i < last; i += bdim * block_unroll) {
+    uint4 v[block_unroll];
+#pragma unroll
+    for (int u = 0; u < block_unroll; ++u)
+      if (i + u * bdim < last) v[u] = ld_v4(src + i + u * bdim);
+#pragma unroll
+    for (int u = 0; u < block_unroll; ++u)
+      if (i + u * bdim < last) st_v4(dst + i + u * bdim, v[u]);
+  }
+}
+
+/// strided_copy_packs by all threads of the block.
+__device__ inline void block_copy_packs(uint4* dst, const uint4* src, std::size_t first, std::size_t last) {
+  strided_copy_packs(dst, src, first, last, threadIdx.x, blockDim.x);
+}
+
+/// store(i, sum) for packs i in [first, last), sum = source(0)[i] + ... + source(n_src-1)[i] in
+/// that order, by `step` threads numbered lane = 0..step-1. Sums in float, one rounding.
+/// source(s) returns a const uint4* (local or a peer's). U: packs in flight per thread and source.
+template <reducible T, int U = block_unroll, class Source, class Store>
+__device__ void strided_sum_packs_to(const Source& source, int n_src, const Store& store, std::size_t first,
+                                     std::size_t last, std::size_t lane, std::size_t step) {
+  if (n_src == 2) {  // the common case, with all loads issued before the first add (no float arrays)
+    const uint4 *s0 = source(0), *s1 = source(1);
+    for (std::size_t i = first + lane; i < last; i += step * U) {
+      uint4 a[U], b[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (i + u * step < last) {
+          a[u] = ld_v4(s0 + i + u * step);
+          b[u] = ld_v4(s1 + i + u * step);
+        }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (i + u * step < last) {
+          acc_v4<T> acc;
+          acc.set(a[u]);
+          acc.add(b[u]);
+          store(i + u * step, acc.pack());
+        }
+    }
+    return;
+  }
+  for (std::size_t i = first + lane; i < last; i += step * U) {
+    acc_v4<T> acc[U];
+    uint4 v[U];
+    const uint4* s0 = source(0);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (i + u * step < last) v[u] = ld_v4(s0 + i + u * step);
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc[u].set(v[u]);
+    for (int s = 1; s < n_src; ++s) {
+      const uint4* p = source(s);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (i + u * step < last) v[u] = ld_v4(p + i + u * step);
+#pragma unroll
+      for (int u = 0; u < U; ++u) acc[u].add(v[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (i + u * step < last) store(i + u * step, acc[u].pack());
+  }
+}
+
+/// out[i] = the sum, for packs i in [first, last) (see strided_sum_packs_to).
+template <reducible T, int U = block_unroll, class Source>
+__device__ void strided_sum_packs(const Source& source, int n_src, uint4* out, std::size_t first, std::size_t last,
+                                  std::size_t lane, std::size_t step) {
+  strided_sum_packs_to<T, U>(source, n_src, [out](std::size_t i, uint4 v) { st_v4(out + i, v); }, first, last, lane,
+                             step);
+}
+
+/// strided_sum_packs by the threads of one block (grid_wide = false) or of the whole grid.
+template <reducible T, bool grid_wide = false, int U = block_unroll, class Source>
+__device__ void sum_packs(const Source& source, int n_src, uint4* out, std::size_t first, std::size_t last) {
+  if constexpr (grid_wide)
+    strided_sum_packs<T, U>(source, n_src, out, first, last, std::size_t(blockIdx.x) * blockDim.x + threadIdx.x,
+                            std::size_t(gridDim.x) * blockDim.x);
+  else
+    strided_sum_packs<T, U>(source, n_src, out, first, last, threadIdx.x, blockDim.x);
+}
+
+
+/// out[i] = sum over ranks, in rank order, of c.peer(src, r)[i] for packs [0, n_packs), by the
+/// whole grid (with to_all_ranks, into every rank's out, as reduce_packs). U = 0: reduce_packs (2
+/// packs in flight per thread, one source after the other); U > 0: U packs per thread from every
+/// source issued together (more bytes in flight over the links, more registers). Results are
+/// bit-identical either way.
+template <reducible T, int U, bool to_all_ranks = false>
+__device__ void reduce_ranks(const comm& c, const uint4* src, uint4* out, std::size_t n_packs) {
+  if constexpr (U == 0) {
+    reduce_packs<T, to_all_ranks>(c, src, out, n_packs);
+  } else {
+    auto source = [&](int r) { return c.peer(src, r); };
+    const std::size_t lane = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::size_t step = std::size_t(gridDim.x) * blockDim.x;
+    if constexpr (to_all_ranks)  // out points into my heap: each sum goes to every rank's out
+      strided_sum_packs_to<T, U>(
+          source, c.world,
+          [&](std::size_t i, uint4 v) {
+            for (int d = 0; d < c.world; ++d) st_v4(c.peer(out, (c.rank + d) % c.world) + i, v);
+          },
+          0, n_packs, lane, step);
+    else
+      strided_sum_packs<T, U>(source, c.world, out, 0, n_packs, lane, step);
+  }
 }
 
 }  // namespace kr

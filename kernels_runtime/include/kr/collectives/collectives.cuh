@@ -1,6 +1,7 @@
 #pragma once
 #include "all_gather.cuh"
 #include "all_reduce.cuh"
+#include "all_reduce_push.cuh"
 #include "all_to_all.cuh"
 #include "blocks.cuh"
 #include "copy_engine.cuh"

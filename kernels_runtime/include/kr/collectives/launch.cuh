@@ -15,6 +15,9 @@ struct launch_params {
   int threads = 512;
   int channel = 0;    ///< barrier channel, [0, kr::channels)
   int max_blocks_auto = 264;
+  /// All-reduce and reduce-scatter: 16-byte packs per thread and source in flight, 0
+  /// (the default: 2, one source at a time), 4 or 8 (all sources at once; 8 needs threads <= 256).
+  int unroll = 0;
 };
 
 /// Blocks for n_packs 16-byte packs: one pass of pack_unroll packs per thread, capped.

@@ -7,13 +7,13 @@
 
 namespace kr {
 
-template <reducible T>
+template <reducible T, int U = 0>
 __global__ void reduce_scatter_kernel(comm c, const T* in, T* out, std::size_t n, int ch) {
   block_barrier(c, ch);
   constexpr int E = pack_traits<T>::elems;
   const T* mine = in + std::size_t(c.rank) * n;
   const std::size_t n_packs = (aligned16(mine) && aligned16(out)) ? n / E : 0;
-  reduce_packs<T>(c, reinterpret_cast<const uint4*>(mine), reinterpret_cast<uint4*>(out), n_packs);
+  reduce_ranks<T, U>(c, reinterpret_cast<const uint4*>(mine), reinterpret_cast<uint4*>(out), n_packs);
   reduce_tail<T>(c, mine, out, n_packs * E, n);
   block_barrier(c, ch);
 }
@@ -22,8 +22,14 @@ __global__ void reduce_scatter_kernel(comm c, const T* in, T* out, std::size_t n
 template <reducible T>
 cudaError_t reduce_scatter(const comm& c, const T* in, T* out, std::size_t n, cudaStream_t stream,
                            launch_params p = {}) {
-  reduce_scatter_kernel<T><<<grid_blocks(p, n / pack_traits<T>::elems), p.threads, 0, stream>>>(c, in, out, n,
-                                                                                               p.channel);
+  const int blocks = grid_blocks(p, n / pack_traits<T>::elems);
+  if (p.unroll == 8 && p.threads > 256) return cudaErrorInvalidConfiguration;  // registers
+  if (p.unroll == 8)
+    reduce_scatter_kernel<T, 8><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
+  else if (p.unroll == 4)
+    reduce_scatter_kernel<T, 4><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
+  else
+    reduce_scatter_kernel<T><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
   return cudaGetLastError();
 }
 

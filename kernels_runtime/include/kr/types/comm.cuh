@@ -26,13 +26,14 @@ inline constexpr int max_blocks = 1024;
 /// Byte layout of the control region at the start of every symmetric heap.
 ///   pad:   uint64 [channels][max_world][max_blocks]   written by peers (signals arrive here)
 ///   local: uint64 [channels][max_blocks]              this rank's per-block barrier generations
-///          uint64 [channels] grid arrive counters, uint64 [channels] grid release counters
+///          uint64 [channels] grid arrive counters, uint64 [channels] grid release counters,
+///          uint64 [channels] call epochs, uint64 [channels] finished-block counts (see kernel_epoch)
 struct control_layout {
   static constexpr std::size_t pad_slots = std::size_t(channels) * max_world * max_blocks;
   static constexpr std::size_t pad_bytes = pad_slots * sizeof(std::uint64_t);
-  static constexpr std::size_t local_slots = std::size_t(channels) * max_blocks + 2 * channels;
+  static constexpr std::size_t local_slots = std::size_t(channels) * max_blocks + 4 * channels;
   static constexpr std::size_t local_bytes = local_slots * sizeof(std::uint64_t);
-  static constexpr std::size_t bytes = pad_bytes + local_bytes;  // 1 MiB + 64 KiB + 128 B
+  static constexpr std::size_t bytes = pad_bytes + local_bytes;  // 1 MiB + 64 KiB + 256 B
 };
 
 struct comm {
@@ -64,6 +65,15 @@ struct comm {
   }
   KR_HD std::uint64_t* grid_release(int ch) const {
     return local_ctl() + std::size_t(channels) * max_blocks + channels + ch;
+  }
+  /// Calls completed on channel ch by kernels that count them (kr::kernel_epoch): the same number
+  /// in every block of one call, whatever the grid sizes of earlier calls.
+  KR_HD std::uint64_t* epoch(int ch) const {
+    return local_ctl() + std::size_t(channels) * max_blocks + 2 * channels + ch;
+  }
+  /// Blocks of the current call on channel ch that have finished (reset by the last one).
+  KR_HD std::uint64_t* blocks_done(int ch) const {
+    return local_ctl() + std::size_t(channels) * max_blocks + 3 * channels + ch;
   }
 
  private:
