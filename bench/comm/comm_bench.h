@@ -12,6 +12,7 @@ struct config {
   std::vector<std::string> ops;        ///< all_reduce, all_gather, reduce_scatter, all_to_all
   int replays = 5;                     ///< timed graph replays per measurement
   bool sweep = true;                   ///< also time the non-default kernels_runtime launch shapes
+  std::vector<std::string> skip;       ///< kernels_runtime variants whose name contains one of these
   std::string session;                 ///< rendezvous key shared by the ranks
 };
 

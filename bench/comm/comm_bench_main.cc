@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
   cb::config cfg;
   std::string sizes = "32K,64K,128K,256K,512K,1M,4M,16M,64M,256M,1G";
   std::string ops = "all_reduce,all_gather,reduce_scatter,all_to_all";
-  std::string json_path;
+  std::string json_path, skip;
   int timeout_s = 900;
   app.add_option("--world", cfg.world, "GPUs to use (default: all)");
   app.add_option("--sizes", sizes, "comma-separated message sizes (AR: buffer, AG: output, RS: input, A2A: per rank)")
@@ -133,6 +133,7 @@ int main(int argc, char** argv) {
   app.add_option("--replays", cfg.replays, "timed graph replays per measurement")->capture_default_str();
   app.add_flag("!--no-sweep", cfg.sweep, "time only the default kernels_runtime launch shapes");
   app.add_option("--json", json_path, "write all results as JSON here");
+  app.add_option("--skip", skip, "comma-separated: leave out kernels_runtime variants whose name contains one");
   app.add_option("--timeout", timeout_s, "seconds before the rank processes are killed")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -153,6 +154,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   cfg.ops = split(ops);
+  cfg.skip = split(skip);
   const int gpus = gpu_count();
   if (gpus < 2) {
     fmt::print(stderr, "comm_bench: needs 2 or more GPUs, found {}\n", gpus);
@@ -167,6 +169,7 @@ int main(int argc, char** argv) {
   fmt::print("comm_bench: {} GPUs, one process each; NCCL_NVLS_ENABLE={}\n", cfg.world,
              std::getenv("NCCL_NVLS_ENABLE") ? std::getenv("NCCL_NVLS_ENABLE") : "(unset)");
   std::fflush(stdout);
+  const auto t0 = std::chrono::steady_clock::now();
   auto exits = kr::host::run_rank_processes(
       cfg.world,
       [&](int rank) {
@@ -174,6 +177,7 @@ int main(int argc, char** argv) {
         return rank == 0 ? report(cfg, results, json_path) : 0;
       },
       std::chrono::seconds(timeout_s));
+  fmt::print("comm_bench: {:.1f} s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   int rc = 0;
   for (int r = 0; r < cfg.world; ++r) {
     if (exits[r].timed_out) fmt::print(stderr, "comm_bench: rank {} timed out after {} s\n", r, timeout_s);

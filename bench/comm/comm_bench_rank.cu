@@ -98,11 +98,13 @@ class rank_bench {
     CK(ncclCommInitRank(&nccl_, world_, id, rank));
     stage("NCCL ready, creating the symmetric heap");
     max_bytes_ = *std::max_element(cfg.sizes.begin(), cfg.sizes.end());
+    push_elems_ = std::min(max_bytes_, push_max_bytes) / 2;
     kr::host::heap_options opt;
-    opt.bytes = 2 * max_bytes_ + (std::size_t(4) << 20);
+    opt.bytes = 2 * max_bytes_ + (std::size_t(16) << 20) + 2 * kr::all_reduce_push_scratch_elems<bf16>(world_, push_elems_);
     heap_ = std::make_unique<kr::host::symmetric_heap>(rank, cfg.session, rank, world_, opt);
     in_ = heap_->allocate_n<bf16>(max_bytes_ / 2, 4096);
     out_ = heap_->allocate_n<bf16>(max_bytes_ / 2, 4096);
+    push_scratch_ = heap_->allocate_n<bf16>(kr::all_reduce_push_scratch_elems<bf16>(world_, push_elems_), 4096);
     CK(cudaMalloc(&scratch_, max_bytes_ * std::size_t(world_ > 1 ? world_ - 1 : 1)));  // copy-engine landing zone
     CK(cudaMalloc(&nccl_out_, max_bytes_));
     CK(cudaMalloc(&nccl_in_, max_bytes_));
@@ -169,10 +171,14 @@ class rank_bench {
           v.push_back({"oneshot" + tag, [=, this](cudaStream_t st) {
                          CK(kr::all_reduce(c, in_, out_, n_in, st, kr::all_reduce_algo::one_shot, p));
                        }});
-          if (tag.empty())
-            v.push_back({"twoshot", [=, this](cudaStream_t st) {
-                           CK(kr::all_reduce(c, in_, out_, n_in, st, kr::all_reduce_algo::two_shot, p));
+          v.push_back({"twoshot" + tag, [=, this](cudaStream_t st) {
+                         CK(kr::all_reduce(c, in_, out_, n_in, st, kr::all_reduce_algo::two_shot, p));
+                       }});
+          if (bytes <= push_max_bytes) {
+            v.push_back({"push" + tag, [=, this](cudaStream_t st) {
+                           CK(kr::all_reduce_push(c, in_, out_, push_scratch_, n_in, st, p));
                          }});
+          }
           break;
         case op_kind::all_gather:
           v.push_back({"sm" + tag, [=, this](cudaStream_t st) { CK(kr::all_gather(c, in_, out_, n_in * 2, st, p)); }});
@@ -187,12 +193,34 @@ class rank_bench {
           break;
       }
     }
+    // All-reduce and reduce-scatter with every source's loads in flight together.
+    struct wide_shape {
+      const char* tag;
+      int threads, cap, unroll;
+    };
+    std::vector<wide_shape> wide = {{"-u4", 512, 264, 4}};
+    if (cfg_.sweep)
+      wide.insert(wide.end(), {{"-u4-t512x132", 512, 132, 4}, {"-u8-t256x132", 256, 132, 8}, {"-u8-t256x264", 256, 264, 8}});
+    for (const auto& w : wide) {
+      kr::launch_params p;
+      p.threads = w.threads;
+      p.max_blocks_auto = w.cap;
+      p.unroll = w.unroll;
+      if (k == op_kind::all_reduce)
+        for (auto algo : {kr::all_reduce_algo::one_shot, kr::all_reduce_algo::two_shot})
+          v.push_back({std::string(algo == kr::all_reduce_algo::one_shot ? "oneshot" : "twoshot") + w.tag,
+                       [=, this](cudaStream_t st) { CK(kr::all_reduce(c, in_, out_, n_in, st, algo, p)); }});
+      if (k == op_kind::reduce_scatter)
+        v.push_back({std::string("sm") + w.tag,
+                     [=, this](cudaStream_t st) { CK(kr::reduce_scatter(c, in_, out_, n_out, st, p)); }});
+    }
     if (bytes >= (std::size_t(1) << 20)) {
+      auto chunk_tag = [](std::size_t chunk) { return "-c" + std::to_string(chunk >> 20) + "M"; };
       switch (k) {
         case op_kind::all_reduce:
-          for (std::size_t chunk : {std::size_t(16) << 20, std::size_t(4) << 20, std::size_t(64) << 20}) {
+          for (std::size_t chunk : {std::size_t(16) << 20, std::size_t(64) << 20}) {
             if (!cfg_.sweep && chunk != (std::size_t(16) << 20)) continue;
-            v.push_back({"ce-c" + std::to_string(chunk >> 20) + "M", [=, this](cudaStream_t st) {
+            v.push_back({"ce" + chunk_tag(chunk), [=, this](cudaStream_t st) {
                            CK(kr::ce_all_reduce(c, *ce_, in_, out_, scratch_, n_in, st, chunk));
                          }});
           }
@@ -208,6 +236,10 @@ class rank_bench {
         default: break;
       }
     }
+    std::erase_if(v, [this](const variant& x) {
+      return std::any_of(cfg_.skip.begin(), cfg_.skip.end(),
+                         [&](const std::string& s) { return x.name.find(s) != std::string::npos; });
+    });
     return v;
   }
 
@@ -330,7 +362,11 @@ class rank_bench {
   std::size_t max_bytes_ = 0;
   std::unique_ptr<kr::host::symmetric_heap> heap_;
   std::unique_ptr<kr::copy_engines> ce_;
+  /// The SM push all-reduce is timed up to this size (its scratch is twice the message).
+  static constexpr std::size_t push_max_bytes = std::size_t(64) << 20;
+  std::size_t push_elems_ = 0;
   bf16 *in_ = nullptr, *out_ = nullptr, *nccl_in_ = nullptr, *nccl_out_ = nullptr, *scratch_ = nullptr;
+  bf16* push_scratch_ = nullptr;
   unsigned long long* counters_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
