@@ -20,7 +20,7 @@ struct run_args {
   std::string mode = "agent", model = "demo", problems = "1-4", device, out, sandbox = "bwrap";
   std::string config, prompts, models, hardware, suite, pkb;
   std::vector<std::string> overrides;
-  int samples = 1, jobs = 1, world = 2, trials = 5, check_trials = 2;
+  int samples = 1, jobs = 1, world = 2, trials = 5, check_trials = 2, cpu_slots = 0;
   std::optional<double> gpu_seconds;
   bool no_perf = false, quiet = false;
 };
@@ -61,12 +61,19 @@ int run_command(const run_args& a) {
     throw std::invalid_argument("--device cuda: this host has no NVIDIA GPU (/dev/nvidia*); use --device cpu");
 
   // On CPU, "GPUs" are evaluation slots: one world's worth per 4 cores keeps gloo ranks from
-  // starving each other (and timing from meaning nothing).
-  const int cpu_slots = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 4);
+  // starving each other (and timing from meaning nothing). --cpu-slots simulates a host of that
+  // many GPUs instead (e.g. 8, to run world-2 leases side by side as on an 8-GPU node).
+  if (a.cpu_slots > 0 && o.device != "cpu")
+    throw std::invalid_argument("--cpu-slots applies to --device cpu only; with cuda the host's GPUs are leased");
+  const int cpu_worlds = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 4);
   std::vector<int> slots = host_gpus;
   if (o.device == "cpu") {
     slots.clear();
-    for (int i = 0; i < o.world * cpu_slots; ++i) slots.push_back(i);  // as gpu_scheduler::simulated
+    const int n = a.cpu_slots > 0 ? a.cpu_slots : o.world * cpu_worlds;
+    if (n < o.world)
+      throw std::invalid_argument(fmt::format("--cpu-slots {} is fewer than --world {}: no evaluation could run",
+                                              n, o.world));
+    for (int i = 0; i < n; ++i) slots.push_back(i);  // as gpu_scheduler::simulated
   }
   auto gpus = std::make_unique<scheduler::gpu_scheduler>(slots);
   if (o.device == "cuda" && static_cast<int>(host_gpus.size()) < o.world)
@@ -103,6 +110,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   c->add_option("--check-trials", a->check_trials, "Trials of `pkb check` (visible seeds)")->capture_default_str()
       ->check(CLI::PositiveNumber);
+  c->add_option("--cpu-slots", a->cpu_slots, "With --device cpu: simulated GPUs the scheduler leases (default: "
+                                             "world x cores/4)")->check(CLI::PositiveNumber);
   c->add_flag("--no-perf", a->no_perf, "Final scoring checks correctness only (no timing, no speedup)");
   c->add_option("--gpu-seconds", a->gpu_seconds, "GPU-second cap per episode for pkb commands (default: "
                                                  "agent.toml limits.gpu_seconds; 0 there = none)");

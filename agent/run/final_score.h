@@ -1,6 +1,6 @@
 // Final scoring of an ended episode: its solution.py on hidden seeds, with the full number of
-// trials and timing, in a fresh evaluation sandbox under a lease of the run's own (so an episode
-// that spent its GPU budget is still scored). This is the number every report uses.
+// trials and timing, in a fresh evaluation sandbox under a lease of an uncapped holder of its own
+// (so an episode that spent its GPU budget is still scored). This is the number every report uses.
 #pragma once
 
 #include <filesystem>

@@ -57,6 +57,28 @@ void write_json_atomically(const fs::path& file, const json& j) {
   fs::rename(tmp, file);
 }
 
+// OUT/leases.jsonl: every lease of the run (pkb commands and final scoring), one line each, so
+// that a run shows by itself that no two leases of a GPU overlapped. Appended across reruns.
+class lease_log {
+ public:
+  lease_log(scheduler::gpu_scheduler& gpus, const fs::path& file) : gpus_(gpus), out_(file, std::ios::app) {
+    if (!out_) throw std::runtime_error(fmt::format("{}: cannot write", file.string()));
+    gpus_.on_lease_end([this](const scheduler::lease_record& r) {
+      const json line = {{"holder", r.holder}, {"gpus", r.gpus}, {"start", r.start_s}, {"end", r.end_s}};
+      std::lock_guard lock(mu_);
+      out_ << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+    });
+  }
+  ~lease_log() { gpus_.on_lease_end(nullptr); }  // every lease of the run has ended by now
+  lease_log(const lease_log&) = delete;
+  lease_log& operator=(const lease_log&) = delete;
+
+ private:
+  scheduler::gpu_scheduler& gpus_;
+  std::mutex mu_;
+  std::ofstream out_;
+};
+
 // Everything the episodes of one run share, prepared once before the first starts.
 struct run_context {
   run_options o;
@@ -108,7 +130,7 @@ class run_driver {
  public:
   run_driver(run_context& rc, scheduler::gpu_scheduler& gpus, progress& prog,
              const std::function<void(const std::string&, const json&)>& on_event)
-      : rc_(rc), gpus_(gpus), prog_(prog), on_event_(on_event), run_holder_(gpus.add_holder(rc.run_id + "/scoring")) {}
+      : rc_(rc), gpus_(gpus), prog_(prog), on_event_(on_event) {}
 
   // Returns true when the episode was scored now.
   bool run_one(const bench::problem& p, int sample) {
@@ -131,9 +153,12 @@ class run_driver {
       e.trials = rc_.o.final_trials;
       e.perf = rc_.o.final_perf;
       e.seed = hidden_seed_base;
-      const bench::eval_report r = score_solution(p, ep / "workspace" / "solution.py", e, gpus_, run_holder_);
+      // Final scoring is charged to an uncapped holder of its own, so that an episode that spent
+      // its budget is still scored and the lease log names the episode it scored.
+      const scheduler::holder scoring = gpus_.add_holder(rc_.run_id + "/" + name + "/final");
+      const bench::eval_report r = score_solution(p, ep / "workspace" / "solution.py", e, gpus_, scoring);
       write_json_atomically(ep / "final_eval.json", bench::to_json(r));
-      f.gpu_seconds = gpus_.usage_of(who).gpu_seconds + r.wall_seconds * r.world;
+      f.gpu_seconds = gpus_.usage_of(who).gpu_seconds + gpus_.usage_of(scoring).gpu_seconds;
       const metrics::episode_result res = make_result(p, r, f);
       write_json_atomically(ep / "result.json", metrics::to_json(res));
       metrics::append_result(rc_.o.out / "results.jsonl", res);
@@ -236,7 +261,6 @@ class run_driver {
   scheduler::gpu_scheduler& gpus_;
   progress& prog_;
   const std::function<void(const std::string&, const json&)>& on_event_;
-  scheduler::holder run_holder_;
 };
 
 }  // namespace
@@ -340,6 +364,7 @@ run_summary runner::run() {
   }
   if (s.skipped > 0) prog.note(fmt::format("{}: {} of {} episodes already scored; running the other {}",
                                            rc.o.out.string(), s.skipped, s.episodes, todo.size()));
+  lease_log leases(gpus_, rc.o.out / "leases.jsonl");
   run_driver driver(rc, gpus_, prog, on_event);
   std::atomic<std::size_t> next{0};
   std::mutex mu;

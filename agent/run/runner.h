@@ -6,6 +6,7 @@
 //   OUT/episodes/<id>_<stem>/sample-<k>/           transcript.jsonl, workspace/, pkb.jsonl,
 //                                                  final_eval.json, result.json
 //   OUT/results.jsonl                              one line per scored episode (docs/results.md)
+//   OUT/leases.jsonl                               one line per GPU lease: holder, gpus, start, end
 //
 // A rerun on the same OUT skips scored episodes, scores ended-but-unscored ones, and resumes
 // unfinished agent episodes through the agent loop's resume (recorded replies replayed).

@@ -16,12 +16,17 @@
 
 #include "bench/eval/report.h"
 #include "bench/pkb/compiler_output.h"
+#include "bench/pkb/profile.h"
+#include "config/paths.h"
 
 namespace pk::pkb {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
+
+// Where `pkb profile` shows pkagent inside the sandbox (it runs pkagent eval under ncu).
+constexpr std::string_view profile_bin_inside = "/run/pkb-profile/pkagent";
 
 double epoch_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -206,31 +211,28 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
         const auto ncu = find_on_path("ncu");
         if (!ncu || !cuda) {
           r = {1, !cuda ? "pkb profile: this run uses --device cpu, so there is no GPU to profile\n"
-                        : "pkb profile: Nsight Compute (ncu) is not installed on this host, so there is no "
-                          "profile; pkb bench gives timings\n"};
+                        : "pkb profile: Nsight Compute (ncu) is not installed on this host (not on PATH, not in "
+                          "/usr/local/cuda/bin), so there is no profile; pkb bench gives timings\n"};
           entry["exit"] = r.exit;
           entry["lease_end"] = epoch_seconds();
           lease.release();
           log(entry);
           return r;
         }
-        std::string gpus;
-        for (int g : lease.gpus()) gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", g);
-        command = fmt::format(
-            "'{}' --clock-control none --target-processes all --print-summary per-kernel "
-            "--metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,"
-            "sm__throughput.avg.pct_of_peak_sustained_elapsed,nvlrx__bytes.sum.per_second,"
-            "launch__registers_per_thread,launch__shared_mem_per_block "
-            "'{}' eval --problem {} --solution /workspace/solution.py --world {} --trials 1 --no-perf "
-            "--device cuda --sandbox none --gpus {} --seed {} -q",
-            ncu->string(), fs::read_symlink("/proc/self/exe").string(), ctx_.problem.id, ctx_.eval.world, gpus,
-            ctx_.check_seed);
+        // pkagent itself and the problems, visible inside even where they live under /tmp.
+        const fs::path self = fs::read_symlink("/proc/self/exe");
+        const fs::path suite = ctx_.problem.dir.parent_path();
+        s.binds.push_back({self, std::string(profile_bin_inside), false});
+        s.binds.push_back({suite, suite, false});
+        s.binds.push_back({config::home(), config::home(), false});
+        command = profile_command({*ncu, profile_bin_inside, suite, ctx_.problem.id, ctx_.eval.world,
+                                   ctx_.check_seed});
       }
       const sandbox::result sr = sandbox::run(s, command);
       std::string text = sr.out.text;
       if (!sr.err.text.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + sr.err.text;
       if (sr.timed_out) text += fmt::format("\n[pkb {}: timed out after {:.0f} s]\n", cmd, ctx_.command_timeout_s);
-      if (cmd == "profile" && !sr.ok()) text = shape_compiler_output(text);
+      if (cmd == "profile") text = summarize_profile(text, sr.shell_status());
       r = {sr.shell_status(), text};
     }
   } catch (const std::invalid_argument& e) {

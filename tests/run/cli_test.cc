@@ -19,6 +19,7 @@
 #include "agent/transcript.h"
 #include "bench/metrics/results_file.h"
 #include "fake_provider.h"
+#include "lease_check.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::run {
@@ -198,6 +199,30 @@ TEST_F(run_cli_test, AgentRunSurvivesKill9AndResumes) {
 
   ASSERT_EQ(pkagent({"report", out.string()}, &text), 0) << text;
   EXPECT_NE(text.find("reduce"), std::string::npos) << text;
+}
+
+// Issue 8 on CPU: a simulated 4-GPU host (--cpu-slots 4) runs two world-2 final scorings side by
+// side; the run's lease log shows them overlapping on disjoint slots and never on a shared one.
+TEST_F(run_cli_test, SimulatedFourGpuHostRunsTwoWorldTwoLeasesAtOnce) {
+  const fs::path out = dir_ / "host4";
+  std::string text;
+  ASSERT_EQ(pkagent({"run", "--mode", "zeroshot", "--model", "demo", "--problems", "1-4", "--device", "cpu",
+                     "--cpu-slots", "4", "--jobs", "4", "--trials", "1", "--no-perf", "--out", out.string()},
+                    &text), 0) << text;
+  const auto got = metrics::read_results(out / "results.jsonl");
+  ASSERT_EQ(got.results.size(), 4u) << text;
+  for (const auto& r : got.results) {
+    EXPECT_EQ(r.verdict, "correct") << r.problem_id;  // the demo answers with the reference
+    EXPECT_TRUE(agent::read_transcript(out / r.transcript).finished()) << r.transcript;
+  }
+  const auto pairs = test_support::read_lease_pairs(out / "leases.jsonl");
+  EXPECT_EQ(pairs.leases.size(), 4u);
+  EXPECT_TRUE(pairs.clashes.empty()) << pairs.clashes.at(0);
+  EXPECT_GE(pairs.side_by_side, 1) << "no two world-2 leases ran at once on the 4 slots";
+  // --cpu-slots is for CPU runs only, and must hold one world.
+  EXPECT_EQ(pkagent({"run", "--problems", "1", "--device", "cpu", "--cpu-slots", "1", "--out",
+                     (dir_ / "bad").string()}, &text), 2);
+  EXPECT_NE(text.find("--cpu-slots 1 is fewer than --world 2"), std::string::npos) << text;
 }
 
 TEST_F(run_cli_test, BadOptionsAreRefusedClearly) {

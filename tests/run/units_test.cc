@@ -7,6 +7,7 @@
 #include "agent/run/zero_shot.h"
 #include "bench/eval/hardware_spec.h"
 #include "bench/pkb/compiler_output.h"
+#include "bench/pkb/profile.h"
 #include "bench/pkb/protocol.h"
 #include "config/paths.h"
 
@@ -111,6 +112,56 @@ TEST(CompilerOutput, TracebackKeepsItsEnd) {
   EXPECT_NE(shaped.find("RuntimeError: CUDA error"), std::string::npos) << shaped;
   EXPECT_NE(shaped.find("line 29"), std::string::npos) << shaped;
   EXPECT_NE(shaped.find("lines left out"), std::string::npos) << shaped;
+}
+
+// Raw-page CSV as `ncu --import R --csv --page raw --print-units base` writes it: a header, a
+// units row, then one row per launch (two ranks launching the same kernels here).
+constexpr const char* ncu_csv =
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+    "\"Grid Size\",\"Device\",\"CC\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\","
+    "\"gpu__time_duration.sum\",\"launch__registers_per_thread\",\"nvlrx__bytes.sum\",\"nvltx__bytes.sum\","
+    "\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"smsp__sass_inst_executed_op_local_ld.sum\","
+    "\"smsp__sass_inst_executed_op_local_st.sum\"\n"
+    "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"%\",\"nsecond\",\"register/thread\",\"byte\",\"byte\","
+    "\"%\",\"inst\",\"inst\"\n"
+    "\"0\",\"101\",\"python3\",\"h\",\"vectorized_elementwise_kernel\",\"1\",\"7\",\"(128, 1, 1)\",\"(1024, 1, 1)\","
+    "\"0\",\"9.0\",\"80.5\",\"2,000\",\"16\",\"0\",\"0\",\"40\",\"0\",\"0\"\n"
+    "\"1\",\"102\",\"python3\",\"h\",\"vectorized_elementwise_kernel\",\"1\",\"7\",\"(128, 1, 1)\",\"(1024, 1, 1)\","
+    "\"1\",\"9.0\",\"79.5\",\"2,000\",\"16\",\"0\",\"0\",\"42\",\"0\",\"0\"\n"
+    "\"2\",\"101\",\"python3\",\"h\",\"my_peer_copy\",\"1\",\"7\",\"(256, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\","
+    "\"12\",\"10,000\",\"96\",\"1,500,000\",\"1,500,000\",\"20\",\"64\",\"64\"\n";
+
+TEST(Profile, CsvIsSummedPerKernelWithUnitsApplied) {
+  const auto ks = pkb::parse_ncu_csv(ncu_csv);
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(ks[0].name, "my_peer_copy");  // the longest total time first
+  EXPECT_EQ(ks[0].launches, 1);
+  EXPECT_DOUBLE_EQ(ks[0].total_us, 10.0);
+  EXPECT_DOUBLE_EQ(*ks[0].nvlink_gbps, 300.0);  // 3 MB in 10 us
+  EXPECT_EQ(*ks[0].registers, 96);
+  EXPECT_DOUBLE_EQ(*ks[0].local_ops, 128.0);
+  EXPECT_EQ(ks[1].launches, 2);
+  EXPECT_DOUBLE_EQ(ks[1].total_us, 4.0);
+  EXPECT_DOUBLE_EQ(*ks[1].dram_pct, 80.0);
+  EXPECT_DOUBLE_EQ(*ks[1].sm_pct, 41.0);
+  EXPECT_THROW(pkb::parse_ncu_csv("\"ID\",\"x\"\n\"1\",\"2\"\n"), std::runtime_error);
+}
+
+TEST(Profile, SummaryShowsTheTableOrSaysWhyThereIsNone) {
+  const std::string out = std::string("==PKB== check\nproblem 1_allreduce: correct\n==PKB== ncu\n") +
+                          std::string(pkb::csv_marker) + "\n" + ncu_csv;
+  const std::string s = pkb::summarize_profile(out, 0);
+  for (const char* want : {"correct", "kernel", "total us", "DRAM%", "SM%", "NVLink GB/s", "regs", "local ld/st",
+                           "my_peer_copy", "300.0", "clock-control none", "profile.ncu-rep"})
+    EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+  const std::string denied = pkb::summarize_profile(
+      "==PKB== check\nok\n==PKB== ncu\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n", 1);
+  EXPECT_NE(denied.find("wrote no profile"), std::string::npos) << denied;
+  EXPECT_NE(denied.find("administrators"), std::string::npos) << denied;
+  const std::string cmd = pkb::profile_command({"/usr/local/cuda/bin/ncu", "/run/pkb-profile/pkagent", "/s", 1, 4, 1});
+  EXPECT_NE(cmd.find("--clock-control none"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--gpus 0,1,2,3"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--seed 1 "), std::string::npos) << cmd;
 }
 
 TEST(Protocol, RoundTripsAndRefusesGarbage) {
