@@ -17,6 +17,7 @@
 
 #include "bench/eval/compare.h"
 #include "bench/eval/digest.h"
+#include "bench/eval/kr_torch_stage.h"
 #include "bench/eval/launch.h"
 #include "bench/eval/multicast_scan.h"
 #include "bench/eval/reference_cache.h"
@@ -139,6 +140,17 @@ launch_outcome run_ranks(const workspace& ws, const eval_options& o, const json&
       req.binds.push_back({*ext_cache, "/workspace/ext", true});
       p["torch_extensions_dir"] = "ext";
     }
+  }
+  if (ext_cache && plan.contains("candidate")) {
+    // Only a CUDA candidate that names kr_torch waits for its extension's (one-time) build.
+    const bool uses_kr = o.device == "cuda" &&
+                         read_file(ws.path() / plan["candidate"].get<std::string>()).find("kr_torch") != std::string::npos;
+    kr_torch_offer kr = offer_kr_torch(ws.path(), o.isolation != sandbox::isolation::none, cache_base(o), uses_kr,
+                                       o.progress);
+    if (!kr.note.empty() && o.progress) o.progress(kr.note);
+    req.binds.insert(req.binds.end(), kr.binds.begin(), kr.binds.end());
+    p["python_path"] = kr.python_path;
+    p["env"] = kr.env;
   }
   std::ofstream(ws.path() / "plan.json") << p.dump(2);
   req.spec.python = config::python();

@@ -260,6 +260,11 @@ def main():
         jit = os.path.abspath(os.path.join(plan["torch_extensions_dir"], f"rank{os.environ['RANK']}"))
         os.environ["TORCH_EXTENSIONS_DIR"] = jit
         os.environ["TRITON_CACHE_DIR"] = os.path.join(jit, "triton")
+    # kr_torch (kernels_runtime's binding), offered by the judge on CUDA: its sources and prebuilt
+    # extension, importable before the candidate is.
+    for path in reversed(plan.get("python_path") or []):
+        sys.path.insert(0, os.path.abspath(path))
+    os.environ.update(plan.get("env") or {})
     r = Rank(plan)
     code = 0
     try:

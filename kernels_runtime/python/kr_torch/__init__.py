@@ -35,9 +35,24 @@ def include_dir() -> str:
     return str(_ROOT / "include")
 
 
+def _load_prebuilt(path: str):
+    """The extension built ahead of time (the evaluator sets KR_TORCH_EXT); None if unusable."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.spec_from_file_location("kr_torch_ext", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    except (ImportError, OSError, AttributeError):
+        return None  # e.g. built against another torch: fall back to building it here
+
+
 def _ext():
     """Builds (once per TORCH_EXTENSIONS_DIR) and loads the extension."""
     global _ext_module
+    if _ext_module is None and os.environ.get("KR_TORCH_EXT"):
+        _ext_module = _load_prebuilt(os.environ["KR_TORCH_EXT"])
     if _ext_module is None:
         from torch.utils.cpp_extension import load
 
