@@ -221,10 +221,13 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
         }
         // pkagent itself and the problems, visible inside even where they live under /tmp.
         const fs::path self = fs::read_symlink("/proc/self/exe");
-        const fs::path suite = ctx_.problem.dir.parent_path();
+        fs::path dir = fs::absolute(ctx_.problem.dir).lexically_normal();
+        if (!dir.has_filename()) dir = dir.parent_path();  // "…/1_allreduce/"
+        const fs::path suite = dir.parent_path();
+        const fs::path home = fs::absolute(config::home());
         s.binds.push_back({self, std::string(profile_bin_inside), false});
         s.binds.push_back({suite, suite, false});
-        s.binds.push_back({config::home(), config::home(), false});
+        s.binds.push_back({home, home, false});
         command = profile_command({*ncu, profile_bin_inside, suite, ctx_.problem.id, ctx_.eval.world,
                                    ctx_.check_seed});
       }
