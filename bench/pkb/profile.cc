@@ -100,7 +100,7 @@ std::string profile_command(const profile_request& r) {
   return fmt::format(
       "NCU={ncu}; PK={pk}; export PKAGENT_CACHE=/tmp/pkb-profile-cache\n"
       "echo '==PKB== check'\n"
-      "\"$PK\" {eval} 2>&1 | tail -n 40\n"
+      "\"$PK\" {eval} 2>&1 | grep -v 'warning: --sandbox none' | tail -n 40\n"
       "M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,"
       "sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread\n"
       "avail=$(\"$NCU\" --query-metrics 2>/dev/null | awk '{{print $1}}')\n"
