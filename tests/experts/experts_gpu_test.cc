@@ -42,12 +42,6 @@ TEST_P(experts_gpu, correct_and_faster_than_the_reference) {
   const fs::path solution = source_root() / "bench/solutions/expert" / (problem + ".py");
   ASSERT_TRUE(fs::exists(solution)) << solution;
   const std::string sandbox = env_or("PKAGENT_EXPERTS_SANDBOX", "bwrap");
-  if (sandbox == "none") {
-    // Outside the sandbox the ranks inherit this environment: kr_torch comes from PYTHONPATH.
-    const std::string kr = (source_root() / "kernels_runtime/python").string();
-    const std::string old = env_or("PYTHONPATH", "");
-    ::setenv("PYTHONPATH", (old.empty() ? kr : kr + ":" + old).c_str(), 1);
-  }
   const std::string seed = env_or("PKAGENT_EXPERTS_SEED", std::to_string(std::random_device{}() % 1000000 + 1000));
   const auto r = run_pkagent({"eval", "-q", "--json", "--world", "2", "--trials", env_or("PKAGENT_EXPERTS_TRIALS", "3"),
                               "--sandbox", sandbox, "--seed", seed, "--problem", problem, "--solution",
