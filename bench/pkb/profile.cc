@@ -108,15 +108,18 @@ std::string profile_command(const profile_request& r) {
       "do printf '%s\\n' \"$avail\" | grep -qx \"$m\" && M=\"$M,$m.sum\"; done\n"
       "echo '==PKB== ncu'\n"
       "rm -f /workspace/profile.ncu-rep\n"
-      "\"$NCU\" --clock-control none --target-processes all --launch-count 400 --kernel-name {no_nccl} "
+      "{limit}\"$NCU\" --clock-control none --target-processes all --launch-count 400 --kernel-name {no_nccl} "
       "--metrics \"$M\" -f -o /workspace/profile \"$PK\" {eval} >/tmp/pkb-ncu.log 2>&1; rc=$?\n"
+      "[ $rc -eq 124 ] && echo '[pkb profile: Nsight Compute was stopped after {ncu_timeout} s; kernels that wait "
+      "for another rank (peer flags, barriers) can hang under the profiler]'\n"
       "grep -E '^==(ERROR|WARNING)==' /tmp/pkb-ncu.log | head -n 20\n"
       "[ $rc -ne 0 ] && tail -n 30 /tmp/pkb-ncu.log\n"
       "if [ -s /workspace/profile.ncu-rep ]; then echo '{marker}'; \"$NCU\" --import /workspace/profile.ncu-rep --csv "
       "--page raw --print-units base --print-kernel-base function; fi\n"
       "exit $rc\n",
       fmt::arg("ncu", quote(r.ncu.string())), fmt::arg("pk", quote(r.pkagent.string())), fmt::arg("eval", eval),
-      fmt::arg("no_nccl", quote(no_nccl)), fmt::arg("marker", csv_marker));
+      fmt::arg("no_nccl", quote(no_nccl)), fmt::arg("marker", csv_marker), fmt::arg("ncu_timeout", r.ncu_timeout_s),
+      fmt::arg("limit", r.ncu_timeout_s > 0 ? fmt::format("timeout -k 5 {} ", r.ncu_timeout_s) : std::string()));
 }
 
 std::vector<kernel_summary> parse_ncu_csv(std::string_view csv) {
@@ -199,11 +202,15 @@ std::string summarize_profile(std::string_view output, int exit_code, std::size_
   const std::string ncu_log(ncu_at == std::string_view::npos ? std::string_view() : before.substr(ncu_at + 12));
   if (!check.empty()) text += "The profiled trial (visible seed, no timing):\n" + check;
   if (marker == std::string_view::npos) {
+    if (exit_code == 0 && ncu_log.find("No kernels were profiled") != std::string::npos)
+      return text + "No kernel was profiled: the trial launched none besides NCCL's (left out; time them with "
+                    "pkb bench).\n";
     text += "pkb profile: Nsight Compute wrote no profile (exit " + std::to_string(exit_code) + ").\n";
     if (ncu_log.find("ERR_NVGPUCTRPERM") != std::string::npos)
       text += "The GPU driver lets only administrators read performance counters here "
               "(NVreg_RestrictProfilingToAdminUsers); pkb bench still gives timings.\n";
-    return text + shape_compiler_output(ncu_log);
+    // ncu's errors and warnings plus the last 30 lines of its output: short enough to show whole.
+    return text + (ncu_log.size() <= 6000 ? ncu_log : shape_compiler_output(ncu_log));
   }
   if (!ncu_log.empty()) text += ncu_log;
   std::vector<kernel_summary> ks;

@@ -25,6 +25,7 @@ struct profile_request {
   int problem_id = 0;
   int world = 2;
   long long seed = 1;               ///< the visible seed of `pkb check`
+  int ncu_timeout_s = 0;            ///< ncu is stopped after this long (0: never), so its log survives a hang
 };
 
 /// The shell line to run in the sandbox (workspace at /workspace, GPUs 0..world-1 visible).

@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -220,7 +221,7 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
           return r;
         }
         // pkagent itself and the problems, visible inside even where they live under /tmp.
-        const fs::path self = fs::read_symlink("/proc/self/exe");
+        const fs::path self = ctx_.pkagent.empty() ? fs::read_symlink("/proc/self/exe") : ctx_.pkagent;
         fs::path dir = fs::absolute(ctx_.problem.dir).lexically_normal();
         if (!dir.has_filename()) dir = dir.parent_path();  // "…/1_allreduce/"
         const fs::path suite = dir.parent_path();
@@ -228,8 +229,11 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
         s.binds.push_back({self, std::string(profile_bin_inside), false});
         s.binds.push_back({suite, suite, false});
         s.binds.push_back({home, home, false});
+        // ncu gets the command's time less a margin for the plain trial before it and the CSV
+        // export after it, so that a hang still ends in its own log.
+        const int ncu_s = std::max(10, static_cast<int>(ctx_.command_timeout_s * 0.75) - 10);
         command = profile_command({*ncu, profile_bin_inside, suite, ctx_.problem.id, ctx_.eval.world,
-                                   ctx_.check_seed});
+                                   ctx_.check_seed, ncu_s});
       }
       const sandbox::result sr = sandbox::run(s, command);
       std::string text = sr.out.text;

@@ -39,6 +39,7 @@ struct context {
   double command_timeout_s = 600;     ///< `pkb run` and `pkb profile`
   sandbox::spec run_sandbox;          ///< base spec of `pkb run` (isolation, env); GPUs per lease
   std::filesystem::path log;          ///< pkb.jsonl: one line per request (lease times, exit)
+  std::filesystem::path pkagent;      ///< what `pkb profile` runs under ncu; empty: this process (pkagent)
 };
 
 class server {
