@@ -6,7 +6,7 @@
 # time moves between trials on the same host (45 to 135 us for problem 1 on H200): a delay fixed
 # once, in the first call of the process while NCCL and the clocks still settle, came out near 10%.
 # Calibration times the reference as the judge does (cold L2, ranks aligned by a one-element
-# all-reduce), after a warm-up, and all ranks agree on the largest delay, so every rank spins the
+# all-reduce, each block of calls behind a GPU spin), after a warm-up, and all ranks agree on the largest delay, so every rank spins the
 # same number of cycles (deterministic for a given calibration).
 import time
 
@@ -23,9 +23,11 @@ def _reference(tensor):
     return out
 
 
-def _median_ms(fn, n, prepare=lambda: None):
+def _median_ms(fn, n, prepare=lambda: None, hold_cycles=0):
     pairs = []
-    for _ in range(n):
+    for i in range(n):
+        if hold_cycles and i % 5 == 0:
+            torch.cuda._sleep(hold_cycles)  # as the judge: the host gets ahead of each block of 5
         prepare()
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
@@ -51,15 +53,16 @@ def _calibrate(tensor):
         flush.zero_()
         dist.all_reduce(bar)
 
-    # Warm up for 300 ms (the same number of rounds on every rank), then time 200 calls.
-    t0, rounds = time.perf_counter(), 0
-    while _agree_max(time.perf_counter() - t0 < 0.3, tensor.device) > 0 or rounds < 2:
-        _median_ms(lambda: _reference(tensor), 20, prepare)
-        rounds += 1
-    ref_ms = _median_ms(lambda: _reference(tensor), 200, prepare)
     cycles = 200_000
     torch.cuda._sleep(cycles)
     sleep_ms = _median_ms(lambda: torch.cuda._sleep(cycles), 20)
+    hold = int(2.0 / sleep_ms * cycles)  # 2 ms of spin before each block of 5 calls
+    # Warm up for 300 ms (the same number of rounds on every rank), then time 200 calls.
+    t0, rounds = time.perf_counter(), 0
+    while _agree_max(time.perf_counter() - t0 < 0.3, tensor.device) > 0 or rounds < 2:
+        _median_ms(lambda: _reference(tensor), 20, prepare, hold)
+        rounds += 1
+    ref_ms = _median_ms(lambda: _reference(tensor), 200, prepare, hold)
     return int(_agree_max(SLOWDOWN * ref_ms / sleep_ms * cycles, tensor.device))
 
 
