@@ -205,6 +205,7 @@ class run_driver {
     ctx.run_sandbox.isolation = rc_.o.isolation;
     pkb::add_python(ctx.run_sandbox);
     ctx.log = ep / "pkb.jsonl";
+    ctx.task_dir = rc_.task_dir.at(p.id);
     pkb::server srv(ctx, ep / "pkb");
 
     agent::episode_options opt;

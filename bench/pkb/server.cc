@@ -12,9 +12,13 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "bench/eval/multicast_scan.h"
+#include "bench/eval/reference_cache.h"
 #include "bench/eval/report.h"
 #include "bench/pkb/compiler_output.h"
 #include "bench/pkb/profile.h"
@@ -154,6 +158,35 @@ void server::log(const json& line) {
   out << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
+namespace {
+
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// What a command would run with: the workspace's files, less unchanged copies of the task's own
+// (whose docs name the forbidden instructions). Code generated while the command runs escapes
+// this; the evaluator's scans after each run (check, bench, final scoring) still see its output.
+std::vector<bench::multicast_finding> scan_workspace(const fs::path& workspace, const fs::path& task_dir,
+                                                     const fs::path& clean_cache) {
+  std::set<fs::path> skip;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(workspace, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec) || task_dir.empty()) continue;
+    const fs::path original = task_dir / fs::relative(it->path(), workspace);
+    if (fs::is_regular_file(original, ec) && fs::file_size(original, ec) == it->file_size(ec) &&
+        file_bytes(original) == file_bytes(it->path()))
+      skip.insert(it->path());
+  }
+  bench::multicast_scan_options so;
+  so.clean_cache = clean_cache;
+  return bench::scan_multicast_tree({{workspace, "workspace"}}, skip, so);
+}
+
+}  // namespace
+
 reply server::handle(const std::vector<std::string>& argv, std::stop_token stop) {
   ++requests_;
   const std::string cmd = argv.empty() ? "help" : argv[0];
@@ -184,6 +217,14 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
   entry["lease_wait_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
   entry["gpus"] = lease.gpus();
   const bool cuda = ctx_.eval.device == "cuda";
+  // A request answered before anything ran still ends its lease and its log line.
+  auto end_early = [&](reply early) {
+    entry["exit"] = early.exit;
+    entry["lease_end"] = epoch_seconds();
+    lease.release();
+    log(entry);
+    return early;
+  };
 
   reply r;
   const fs::path solution = ctx_.workspace / "solution.py";
@@ -208,17 +249,19 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
       if (cuda) s.gpus = lease.gpus();
       s.limits.wall = std::chrono::milliseconds(static_cast<long long>(ctx_.command_timeout_s * 1000));
       std::string command = shell_command(argv, cmd_from);
+      const fs::path clean = (o.cache_root.empty() ? bench::reference_cache::default_root() : o.cache_root)
+                                 .parent_path() / "multicast-scan-clean";
+      fs::create_directories(clean);
+      if (const auto found = scan_workspace(ctx_.workspace, ctx_.task_dir, clean); !found.empty()) {
+        entry["refused"] = "multicast";
+        return end_early({1, fmt::format("pkb {}: refused, nothing was run. {}\n", cmd, bench::describe_multicast(found))});
+      }
       if (cmd == "profile") {
         const auto ncu = find_on_path("ncu");
         if (!ncu || !cuda) {
-          r = {1, !cuda ? "pkb profile: this run uses --device cpu, so there is no GPU to profile\n"
-                        : "pkb profile: Nsight Compute (ncu) is not installed on this host (not on PATH, not in "
-                          "/usr/local/cuda/bin), so there is no profile; pkb bench gives timings\n"};
-          entry["exit"] = r.exit;
-          entry["lease_end"] = epoch_seconds();
-          lease.release();
-          log(entry);
-          return r;
+          return end_early({1, !cuda ? "pkb profile: this run uses --device cpu, so there is no GPU to profile\n"
+                                     : "pkb profile: Nsight Compute (ncu) is not installed on this host (not on PATH, "
+                                       "not in /usr/local/cuda/bin), so there is no profile; pkb bench gives timings\n"});
         }
         // pkagent itself and the problems, visible inside even where they live under /tmp.
         const fs::path self = ctx_.pkagent.empty() ? fs::read_symlink("/proc/self/exe") : ctx_.pkagent;

@@ -40,6 +40,9 @@ struct context {
   sandbox::spec run_sandbox;          ///< base spec of `pkb run` (isolation, env); GPUs per lease
   std::filesystem::path log;          ///< pkb.jsonl: one line per request (lease times, exit)
   std::filesystem::path pkagent;      ///< what `pkb profile` runs under ncu; empty: this process (pkagent)
+  /// The files the workspace started from (PROBLEM.md, the kernels_runtime docs ...): unchanged
+  /// copies of them are not scanned for multicast before `pkb run` (the docs name what they forbid).
+  std::filesystem::path task_dir;
 };
 
 class server {

@@ -137,6 +137,40 @@ TEST_F(pkb_server_test, SpentBudgetIsRefusedWithAMessage) {
   EXPECT_EQ(log_lines().at(0)["refused"], "over_cap");
 }
 
+// Multicast in the workspace is refused before the command runs; unchanged copies of the task's
+// own files (whose docs name the forbidden instructions) are not held against the agent.
+TEST_F(pkb_server_test, RunRefusesMulticastInTheWorkspace) {
+  auto gpus = scheduler::gpu_scheduler::simulated(2);
+  pkb::context ctx = context(gpus);
+  ctx.task_dir = dir_ / "task";
+  fs::create_directories(ctx.task_dir);
+  const std::string doc = "Never use multimem.ld_reduce or cuMulticastCreate here.\n";
+  std::ofstream(ctx.task_dir / "PROBLEM.md") << doc;
+  std::ofstream(dir_ / "workspace" / "PROBLEM.md") << doc;
+  pkb::server srv(ctx, dir_ / "sock");
+  auto [code, out] = pkb(srv.socket_path(), {"run", "--", "touch", "ran-1"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_TRUE(fs::exists(dir_ / "workspace" / "ran-1"));
+
+  std::ofstream(dir_ / "workspace" / "kernel.cu")
+      << "__global__ void k(float* p) { asm volatile(\"multimem.ld_reduce.global.add.f32 %0, [%1];\" ::); }\n";
+  std::tie(code, out) = pkb(srv.socket_path(), {"run", "--", "touch", "ran-2"});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("refused, nothing was run"), std::string::npos) << out;
+  EXPECT_NE(out.find("kernel.cu"), std::string::npos) << out;
+  EXPECT_EQ(out.find("PROBLEM.md"), std::string::npos) << "the task's unchanged file is not blamed:\n" << out;
+  EXPECT_FALSE(fs::exists(dir_ / "workspace" / "ran-2"));
+  EXPECT_EQ(gpus.free_gpus(), 2);
+  EXPECT_EQ(log_lines().at(1)["refused"], "multicast");
+
+  // An edited copy of a task file is the agent's own and is scanned.
+  fs::remove(dir_ / "workspace" / "kernel.cu");
+  std::ofstream(dir_ / "workspace" / "PROBLEM.md", std::ios::app) << "cuMulticastCreate(&h, &prop);\n";
+  std::tie(code, out) = pkb(srv.socket_path(), {"run", "--", "true"});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("PROBLEM.md"), std::string::npos) << out;
+}
+
 TEST_F(pkb_server_test, ProfileWithoutGpuSaysSo) {
   auto gpus = scheduler::gpu_scheduler::simulated(2);
   pkb::server srv(context(gpus), dir_ / "sock");
