@@ -6,8 +6,9 @@
 # time moves between trials on the same host (45 to 135 us for problem 1 on H200): a delay fixed
 # once, in the first call of the process while NCCL and the clocks still settle, came out near 10%.
 # Calibration times the reference as the judge does (cold L2, ranks aligned by a one-element
-# all-reduce, each block of calls behind a GPU spin), after a warm-up, and all ranks agree on the largest delay, so every rank spins the
-# same number of cycles (deterministic for a given calibration).
+# all-reduce, each block of calls behind a GPU spin), after a warm-up; the spin is then corrected from
+# the slowed call's own median (the spin kernel's launch costs time of its own), and all ranks agree
+# on the largest delay, so every rank spins the same number of cycles.
 import time
 
 import torch
@@ -63,7 +64,14 @@ def _calibrate(tensor):
         _median_ms(lambda: _reference(tensor), 20, prepare, hold)
         rounds += 1
     ref_ms = _median_ms(lambda: _reference(tensor), 200, prepare, hold)
-    return int(_agree_max(SLOWDOWN * ref_ms / sleep_ms * cycles, tensor.device))
+    # The spin kernel costs more than its cycles (its launch and the gap before it: about 1.5 us,
+    # 4% of problem 1's call), so the cycles are corrected from the slowed call's own median, twice.
+    per_ms = cycles / sleep_ms
+    spin = int(SLOWDOWN * ref_ms * per_ms)
+    for _ in range(2):
+        slowed_ms = _median_ms(lambda: (_reference(tensor), torch.cuda._sleep(spin)), 200, prepare, hold)
+        spin = max(0, int(spin + ((1 + SLOWDOWN) * ref_ms - slowed_ms) * per_ms))
+    return int(_agree_max(spin, tensor.device))
 
 
 def solution(tensor):
