@@ -1,10 +1,11 @@
 """CPU checks of the expert solutions (bench/solutions/expert): each imports on a machine without GPUs
 (kr_torch from kernels_runtime/python, as `pkagent eval` offers it; nothing is built), defines `solution` with its reference's
-signature, and holds no NVLink multicast (kernels_runtime/tools/scan_multicast.py). The GPU test beside
+signature, and holds no NVLink multicast (`pkagent scan-multicast`, the judge's scanner). The GPU test beside
 this one runs them through `pkagent eval`."""
 
 import importlib.util
 import inspect
+import os
 import subprocess
 import sys
 import unittest
@@ -44,8 +45,8 @@ class ExpertFiles(unittest.TestCase):
                     self.assertEqual(inspect.signature(expert.solution).parameters[name].default, p.default, name)
 
     def test_no_multicast(self):
-        tool = ROOT / "kernels_runtime" / "tools" / "scan_multicast.py"
-        r = subprocess.run([sys.executable, str(tool), str(EXPERTS)], capture_output=True, text=True)
+        pkagent = Path(os.environ["PKAGENT_BIN_DIR"]) / "pkagent"
+        r = subprocess.run([str(pkagent), "scan-multicast", str(EXPERTS)], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 

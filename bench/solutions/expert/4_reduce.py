@@ -5,7 +5,7 @@ import kr_torch  # kernels_runtime/python: on sys.path in `pkagent eval`
 
 # Load (or build) the extension now, in the evaluator's import phase, not in the first timed call.
 if torch.cuda.is_available():
-    kr_torch._ext()
+    kr_torch.load()
 
 
 def solution(tensor: torch.Tensor, dst: int = 0) -> torch.Tensor:
