@@ -5,6 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -19,6 +23,12 @@ class digest {
     for (unsigned char c : bytes) mix(c);
     mix(0xff);
     return *this;
+  }
+  /// Adds a file's bytes (as add() does); throws std::runtime_error naming it if it cannot be read.
+  digest& add_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(fmt::format("{}: cannot read", path.string()));
+    return add(std::string(std::istreambuf_iterator<char>(in), {}));
   }
   std::uint64_t value() const { return h_; }
   std::string hex() const { return fmt::format("{:016x}", h_); }

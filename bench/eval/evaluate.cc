@@ -67,6 +67,12 @@ fs::path cache_base(const eval_options& o) {
   return (o.cache_root.empty() ? reference_cache::default_root() : o.cache_root).parent_path();
 }
 
+}  // namespace
+
+fs::path multicast_clean_cache(const eval_options& o) { return cache_base(o) / "multicast-scan-clean"; }
+
+namespace {
+
 // Copies what the ranks need into the workspace, so that the sandbox needs no view of the source
 // tree (and a problem or worker edited mid-run cannot mix versions).
 // Upstream: the checkout's utils/ package (PKB's generator and the helpers its solutions import,
@@ -124,8 +130,10 @@ std::vector<int> gpus_for(const eval_options& o) {
   return g;
 }
 
+// ext_cache: the candidate's JIT cache (a candidate run; the reference run has none). prebuild_kr:
+// the candidate names kr_torch, so its extension is built beforehand (CUDA only).
 launch_outcome run_ranks(const workspace& ws, const eval_options& o, const json& plan,
-                         const std::optional<fs::path>& ext_cache) {
+                         const std::optional<fs::path>& ext_cache, bool prebuild_kr = false) {
   launch_request req;
   req.workspace = ws.path();
   req.gpus = gpus_for(o);
@@ -141,12 +149,9 @@ launch_outcome run_ranks(const workspace& ws, const eval_options& o, const json&
       p["torch_extensions_dir"] = "ext";
     }
   }
-  if (ext_cache && plan.contains("candidate")) {
-    // Only a CUDA candidate that names kr_torch waits for its extension's (one-time) build.
-    const bool uses_kr = o.device == "cuda" &&
-                         read_file(ws.path() / plan["candidate"].get<std::string>()).find("kr_torch") != std::string::npos;
-    kr_torch_offer kr = offer_kr_torch(ws.path(), o.isolation != sandbox::isolation::none, cache_base(o), uses_kr,
-                                       o.progress);
+  if (ext_cache) {
+    kr_torch_offer kr = offer_kr_torch(ws.path(), o.isolation != sandbox::isolation::none, cache_base(o),
+                                       prebuild_kr && o.device == "cuda", o.progress);
     if (!kr.note.empty() && o.progress) o.progress(kr.note);
     req.binds.insert(req.binds.end(), kr.binds.begin(), kr.binds.end());
     p["python_path"] = kr.python_path;
@@ -368,7 +373,8 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   // JIT builds are cached per candidate content and per rank (the worker appends rank<r>).
   const fs::path ext_cache = cache_base(o) / "torch-extensions" / digest().add(code).hex();
   const std::set<fs::path> ours = files_under(ws.path());
-  const launch_outcome out = run_ranks(ws, o, plan, ext_cache);
+  // Only a candidate that names kr_torch waits for its extension's (one-time) build.
+  const launch_outcome out = run_ranks(ws, o, plan, ext_cache, code.find("kr_torch") != std::string::npos);
 
   // Whatever the run left (JIT builds, Triton's cache, files written to the workspace) is scanned
   // for multicast before any other verdict: it overrides them all.
@@ -376,7 +382,7 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
     std::set<fs::path> skip = ours;
     for (const char* f : {"plan.json", "launch.json", "ranks.json"}) skip.insert(ws.path() / f);
     multicast_scan_options so;
-    so.clean_cache = cache_base(o) / "multicast-scan-clean";
+    so.clean_cache = multicast_clean_cache(o);
     const auto found = scan_multicast_tree({{ext_cache, "JIT build directory"}, {ws.path(), "workspace"}}, skip, so);
     if (!found.empty()) {
       rep.result = verdict::forbidden;

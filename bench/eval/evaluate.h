@@ -57,6 +57,10 @@ void check_options(const problem& p, const std::filesystem::path& solution, cons
 /// the reference itself fails.
 eval_report evaluate(const problem& p, const std::filesystem::path& solution, const eval_options& o);
 
+/// Where the judge remembers binaries its multicast scan found clean (by content), for this
+/// evaluation's cache; out of every sandbox's reach. Shared with `pkb run`'s pre-run scan.
+std::filesystem::path multicast_clean_cache(const eval_options& o);
+
 /// GPUs this process can use: /proc/driver/nvidia/gpus entries, narrowed by CUDA_VISIBLE_DEVICES.
 int visible_gpu_count();
 

@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
@@ -29,10 +28,7 @@ std::string content_digest(const fs::path& root) {
   }
   digest d;
   d.add(config::python());
-  for (const auto& f : files) {
-    std::ifstream in(root / f, std::ios::binary);
-    d.add(f.string()).add(std::string(std::istreambuf_iterator<char>(in), {}));
-  }
+  for (const auto& f : files) d.add(f.string()).add_file(root / f);
   return d.hex();
 }
 

@@ -128,12 +128,7 @@ std::uint64_t content_hash(const problem& p) {
     d.add(fmt::format("pkb {} {} {} {}", p.dtype, p.atol, p.rtol, p.shape.size()));
     for (const auto& [k, v] : p.shape) d.add(fmt::format("{}={}", k, v));
   }
-  for (const fs::path& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("{}: cannot read", f.string()));
-    d.add(f.filename().string());
-    d.add(std::string(std::istreambuf_iterator<char>(in), {}));
-  }
+  for (const fs::path& f : files) d.add(f.filename().string()).add_file(f);
   return d.value();
 }
 

@@ -18,7 +18,6 @@
 #include <fmt/format.h>
 
 #include "bench/eval/multicast_scan.h"
-#include "bench/eval/reference_cache.h"
 #include "bench/eval/report.h"
 #include "bench/pkb/compiler_output.h"
 #include "bench/pkb/profile.h"
@@ -249,8 +248,7 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
       if (cuda) s.gpus = lease.gpus();
       s.limits.wall = std::chrono::milliseconds(static_cast<long long>(ctx_.command_timeout_s * 1000));
       std::string command = shell_command(argv, cmd_from);
-      const fs::path clean = (o.cache_root.empty() ? bench::reference_cache::default_root() : o.cache_root)
-                                 .parent_path() / "multicast-scan-clean";
+      const fs::path clean = bench::multicast_clean_cache(o);
       fs::create_directories(clean);
       if (const auto found = scan_workspace(ctx_.workspace, ctx_.task_dir, clean); !found.empty()) {
         entry["refused"] = "multicast";
