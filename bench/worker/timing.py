@@ -45,7 +45,7 @@ class Settings:
         # (seen on H200: problem 13's first trial read 0.96x for identical code after 100 ms).
         self.first_warmup_min_ms = float(d.get("first_warmup_min_ms", 1000))
         self.min_calls = int(d.get("min_calls", 50))
-        self.min_ms = float(d.get("min_ms", 100))
+        self.min_ms = float(d.get("min_ms", 30))
         self.max_calls = int(d.get("max_calls", 2000))
         self.cuda_graph = bool(d.get("cuda_graph", False))
 
