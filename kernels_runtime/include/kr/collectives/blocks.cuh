@@ -86,19 +86,26 @@ __device__ void reduce_tail(const comm& c, const T* src, T* out, std::size_t fir
   }
 }
 
-/// dst[i] = src[i] for packs [0, n_packs); either side may be a peer address.
+/// dst[i] = src[i] for packs i = first + k * outer + u * inner (u < U) below last, U loads in flight
+/// before the stores; either side local or a peer's. The loop both copy layouts below share.
+template <int U>
+__device__ inline void unrolled_copy_packs(uint4* dst, const uint4* src, std::size_t first, std::size_t last,
+                                           std::size_t inner, std::size_t outer) {
+  for (std::size_t i = first; i < last; i += outer) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (i + u * inner < last) v[u] = ld_v4(src + i + u * inner);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (i + u * inner < last) st_v4(dst + i + u * inner, v[u]);
+  }
+}
+
+/// dst[i] = src[i] for packs [0, n_packs), grid-strided; either side may be a peer address.
 __device__ inline void copy_packs(uint4* dst, const uint4* src, std::size_t n_packs) {
   const grid_stride gs;
-  const std::size_t bdim = blockDim.x;
-  for (std::size_t i = gs.first; i < n_packs; i += gs.step) {
-    uint4 v[pack_unroll];
-#pragma unroll
-    for (int u = 0; u < pack_unroll; ++u)
-      if (i + u * bdim < n_packs) v[u] = ld_v4(src + i + u * bdim);
-#pragma unroll
-    for (int u = 0; u < pack_unroll; ++u)
-      if (i + u * bdim < n_packs) st_v4(dst + i + u * bdim, v[u]);
-  }
+  unrolled_copy_packs<pack_unroll>(dst, src, gs.first, n_packs, blockDim.x, gs.step);
 }
 
 /// Copies `bytes` bytes: 16-byte packs where both sides are 16-byte aligned, bytes otherwise.
@@ -135,16 +142,7 @@ inline constexpr int block_unroll = 4;
 /// (either side local or a peer's).
 __device__ inline void strided_copy_packs(uint4* dst, const uint4* src, std::size_t first, std::size_t last,
                                           unsigned lane, unsigned step) {
-  const std::size_t bdim = step;
-  for (std::size_t i = first + lane; i < last; i += bdim * block_unroll) {
-    uint4 v[block_unroll];
-#pragma unroll
-    for (int u = 0; u < block_unroll; ++u)
-      if (i + u * bdim < last) v[u] = ld_v4(src + i + u * bdim);
-#pragma unroll
-    for (int u = 0; u < block_unroll; ++u)
-      if (i + u * bdim < last) st_v4(dst + i + u * bdim, v[u]);
-  }
+  unrolled_copy_packs<block_unroll>(dst, src, first + lane, last, step, std::size_t(step) * block_unroll);
 }
 
 /// strided_copy_packs by all threads of the block.
