@@ -1,5 +1,7 @@
 #include "sandbox/process.h"
 
+#include "sandbox/process_group.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -64,6 +66,10 @@ constexpr unsigned CLOSE_RANGE_CLOEXEC = 1U << 2;
 // Output still held open by a descendant that escaped the process group (setsid) after the
 // child itself exited is read for this long, then abandoned.
 constexpr auto drain_grace = std::chrono::milliseconds(500);
+
+// How long the rest of a killed process group may take to die before the child's result is
+// reported anyway (a process in uninterruptible sleep can outlive SIGKILL for a while).
+constexpr auto group_exit_limit = std::chrono::milliseconds(2000);
 
 /// The step between fork and exec. Runs in the forked child of a possibly multi-threaded
 /// parent, so it makes only async-signal-safe calls on data prepared beforehand.
@@ -268,7 +274,13 @@ struct process_set::impl {
           info.si_pid == 0) {
         continue;  // still running
       }
-      if (c.spec.kill_group_on_exit) kill_group(c);
+      // SIGKILL takes effect asynchronously: wait until the group is really gone, so that nothing
+      // of the command outlives its result (a GPU lease is released on that result). Waited for
+      // while the leader is still an unreaped zombie, so its id cannot name a new group meanwhile.
+      if (c.spec.kill_group_on_exit) {
+        kill_group(c);
+        wait_for_group_exit(c.pid, group_exit_limit);
+      }
       int status = 0;
       struct rusage usage{};
       const bool reaped = ::wait4(c.pid, &status, 0, &usage) == c.pid;
