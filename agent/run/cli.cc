@@ -8,7 +8,7 @@
 #include "agent/llm/llm.h"
 #include "agent/run/runner.h"
 #include "bench/eval/evaluate.h"
-#include "bench/scheduler/host_gpus.h"
+#include "agent/run/scheduler/host_gpus.h"
 #include "config/toml_reader.h"
 
 namespace pk::run {

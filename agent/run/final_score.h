@@ -10,7 +10,7 @@
 #include "agent/limits.h"
 #include "bench/eval/evaluate.h"
 #include "bench/metrics/result.h"
-#include "bench/scheduler/gpu_scheduler.h"
+#include "agent/run/scheduler/gpu_scheduler.h"
 
 namespace pk::run {
 

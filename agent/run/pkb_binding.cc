@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "bench/pkb/python_env.h"
+#include "agent/run/pkb_tool/python_env.h"
 
 namespace pk::run {
 

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "bench/pkb/server.h"
+#include "agent/run/pkb_tool/server.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::run {

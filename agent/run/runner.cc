@@ -25,8 +25,8 @@
 #include "bench/eval/hardware_spec.h"
 #include "bench/eval/report.h"
 #include "bench/metrics/results_file.h"
-#include "bench/pkb/python_env.h"
-#include "bench/pkb/server.h"
+#include "agent/run/pkb_tool/python_env.h"
+#include "agent/run/pkb_tool/server.h"
 #include "config/paths.h"
 
 namespace pk::run {

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/run/run_plan.h"
-#include "bench/scheduler/gpu_scheduler.h"
+#include "agent/run/scheduler/gpu_scheduler.h"
 
 namespace pk::run {
 

@@ -18,9 +18,9 @@
 
 #include "agent/transcript.h"
 #include "bench/metrics/results_file.h"
-#include "bench/pkb/python_env.h"
-#include "bench/pkb/server.h"
-#include "bench/scheduler/host_gpus.h"
+#include "agent/run/pkb_tool/python_env.h"
+#include "agent/run/pkb_tool/server.h"
+#include "agent/run/scheduler/host_gpus.h"
 #include "lease_check.h"
 #include "sandbox/sandbox.h"
 

@@ -17,7 +17,7 @@
 #include "agent/episode_dir.h"
 #include "agent/model_choice.h"
 #include "agent/run/pkb_binding.h"
-#include "bench/pkb/server.h"
+#include "agent/run/pkb_tool/server.h"
 #include "config/paths.h"
 #include "fake_provider.h"
 

@@ -6,9 +6,9 @@
 #include "agent/run/run_plan.h"
 #include "agent/run/zero_shot.h"
 #include "bench/eval/hardware_spec.h"
-#include "bench/pkb/compiler_output.h"
-#include "bench/pkb/profile.h"
-#include "bench/pkb/protocol.h"
+#include "agent/run/pkb_tool/compiler_output.h"
+#include "agent/run/pkb_tool/profile.h"
+#include "agent/run/pkb_tool/protocol.h"
 #include "config/paths.h"
 
 namespace pk::run {

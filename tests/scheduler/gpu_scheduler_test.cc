@@ -1,7 +1,7 @@
 // The scheduler on simulated hosts: exclusivity, concurrency, FIFO fairness, GPU-second caps.
 // Time-based checks use a manual clock; the threaded checks order events by a shared sequence
 // counter instead of wall time, so they hold on a loaded 2-core CI machine.
-#include "bench/scheduler/gpu_scheduler.h"
+#include "agent/run/scheduler/gpu_scheduler.h"
 
 #include <atomic>
 #include <condition_variable>

@@ -1,4 +1,4 @@
-#include "bench/scheduler/host_gpus.h"
+#include "agent/run/scheduler/host_gpus.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "bench/pkb/protocol.h"
+#include "agent/run/pkb_tool/protocol.h"
 
 #include <unistd.h>
 

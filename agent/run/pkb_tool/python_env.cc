@@ -1,4 +1,4 @@
-#include "bench/pkb/python_env.h"
+#include "agent/run/pkb_tool/python_env.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/pkb/protocol.h"
+#include "agent/run/pkb_tool/protocol.h"
 
 int main(int argc, char** argv) {
   using namespace pk::pkb;

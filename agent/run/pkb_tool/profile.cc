@@ -1,4 +1,4 @@
-#include "bench/pkb/profile.h"
+#include "agent/run/pkb_tool/profile.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/pkb/compiler_output.h"
+#include "agent/run/pkb_tool/compiler_output.h"
 
 namespace pk::pkb {
 namespace {

@@ -1,4 +1,4 @@
-#include "bench/scheduler/gpu_scheduler.h"
+#include "agent/run/scheduler/gpu_scheduler.h"
 
 #include <algorithm>
 #include <cassert>

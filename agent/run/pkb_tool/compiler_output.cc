@@ -1,4 +1,4 @@
-#include "bench/pkb/compiler_output.h"
+#include "agent/run/pkb_tool/compiler_output.h"
 
 #include <algorithm>
 #include <regex>

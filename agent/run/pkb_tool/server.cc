@@ -1,4 +1,4 @@
-#include "bench/pkb/server.h"
+#include "agent/run/pkb_tool/server.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,8 +19,8 @@
 
 #include "bench/eval/multicast_scan.h"
 #include "bench/eval/report.h"
-#include "bench/pkb/compiler_output.h"
-#include "bench/pkb/profile.h"
+#include "agent/run/pkb_tool/compiler_output.h"
+#include "agent/run/pkb_tool/profile.h"
 #include "config/paths.h"
 
 namespace pk::pkb {

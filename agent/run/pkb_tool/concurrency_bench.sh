@@ -3,7 +3,7 @@
 # provider on loopback answering each call after 2 s, the evaluator on CPU (gloo). Reports peak
 # RSS of pkagent (and per episode) and checks that no transcript or result was lost.
 #
-#   bench/pkb/concurrency_bench.sh [BUILD_DIR] [EPISODES]
+#   agent/run/pkb_tool/concurrency_bench.sh [BUILD_DIR] [EPISODES]
 #
 # Each episode makes 3 model calls (copy the reference in place, each call identical so the
 # fake provider's shared queue may serve them in any order) and then hits its step limit; its

@@ -21,8 +21,8 @@
 
 #include "bench/eval/evaluate.h"
 #include "bench/eval/problem.h"
-#include "bench/pkb/protocol.h"
-#include "bench/scheduler/gpu_scheduler.h"
+#include "agent/run/pkb_tool/protocol.h"
+#include "agent/run/scheduler/gpu_scheduler.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::pkb {
