@@ -215,7 +215,7 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   scan->callback([sa, &exit_code] { exit_code = guarded("scan-multicast", [&] { return run_scan(*sa); }); });
 
   auto ws = std::make_shared<std::string>();
-  CLI::App* ranks = app.add_subcommand("_ranks", "");  // internal: started by `eval` in its sandbox
+  CLI::App* ranks = app.add_subcommand(ranks_subcommand, "");  // internal: started by `eval` in its sandbox
   ranks->group("");
   ranks->add_option("workspace", *ws)->required();
   ranks->callback([ws, &exit_code] { exit_code = supervise_ranks(*ws); });

@@ -39,6 +39,8 @@ std::vector<std::string> filesystem_args(const filesystem_layout& layout) {
   if (!layout.home.empty() && layout.home != "/root" && layout.home != "/") {
     add({"--tmpfs", layout.home.string()});
   }
+  for (const auto& h : layout.hidden)
+    if (fs::is_directory(h, ec)) add({"--tmpfs", fs::absolute(h).lexically_normal().string()});
   add({"--bind", fs::absolute(layout.workspace).lexically_normal().string(), workspace_inside.string()});
   for (const auto& b : layout.binds) {
     if (!fs::exists(b.host, ec)) {

@@ -24,6 +24,7 @@ struct filesystem_layout {
   std::filesystem::path home;            ///< the hidden home directory ($HOME inside)
   std::uint64_t tmp_bytes = 0;           ///< size of /tmp; 0 = tmpfs default
   std::vector<bind_mount> binds;         ///< the spec's extra mounts
+  std::vector<std::filesystem::path> hidden;  ///< host directories shown empty (tmpfs)
   std::filesystem::path host_root = "/"; ///< tests may point this at a fake root
 };
 

@@ -74,7 +74,7 @@ plan make_plan(const spec& s, const std::string& command, const host_facts& host
   }
   p.argv.insert(p.argv.end(), {"--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname",
                                "pkagent-sandbox"});
-  const auto fs_args = filesystem_args({s.workspace, home, s.limits.tmp_bytes, s.binds, host.root});
+  const auto fs_args = filesystem_args({s.workspace, home, s.limits.tmp_bytes, s.binds, s.hidden, host.root});
   p.argv.insert(p.argv.end(), fs_args.begin(), fs_args.end());
   p.argv.insert(p.argv.end(), gpus.bwrap_args.begin(), gpus.bwrap_args.end());
 

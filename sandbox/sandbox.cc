@@ -125,7 +125,11 @@ result execute(const spec& s, const plan& p) {
 
   process_result pr;
   try {
-    pr = run_process(ps);
+    process_set set;
+    set.start(ps);
+    while (!set.wait_any(std::chrono::milliseconds(50)))
+      if (s.stop.stop_requested()) set.kill(0);
+    pr = set.result(0);
   } catch (const process_error& e) {
     throw sandbox_error(e.what());
   }

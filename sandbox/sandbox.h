@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,13 @@ struct spec {
   std::vector<int> gpus;                   ///< host GPU indices; empty = no NVIDIA device visible
   struct limits limits;
   std::vector<bind_mount> binds;           ///< extra mounts, applied after the defaults
+  /// Host directories shown empty inside (a tmpfs over each; binds into them still apply): the
+  /// source tree, caches and run directories that code in the sandbox must not read.
+  std::vector<std::filesystem::path> hidden;
   std::map<std::string, std::string> env;  ///< extra variables on top of the whitelist
   enum isolation isolation = isolation::bwrap;
   std::string stdin_data;                  ///< fed to the command's stdin (closed after)
+  std::stop_token stop;                    ///< a stop request kills the sandbox and all inside it
 };
 
 struct result {

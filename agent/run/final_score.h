@@ -14,9 +14,6 @@
 
 namespace pk::run {
 
-/// The base seed of final scoring: far from the seeds `pkb check` shows (which start at 1).
-inline constexpr long long hidden_seed_base = 7'000'003;
-
 /// Scores `solution` under a lease from `who`; `o` carries world, device, trials and timing.
 /// A solution file that is missing scores as the judge's verdict for it (never an exception).
 bench::eval_report score_solution(const bench::problem& p, const std::filesystem::path& solution,

@@ -23,6 +23,7 @@
 #include "agent/run/progress.h"
 #include "agent/run/zero_shot.h"
 #include "bench/eval/hardware_spec.h"
+#include "bench/eval/reference_cache.h"
 #include "bench/eval/report.h"
 #include "bench/metrics/results_file.h"
 #include "agent/run/pkb_tool/python_env.h"
@@ -96,6 +97,13 @@ struct run_context {
   bool demo = false;
 };
 
+// What an episode's commands must not read: pkagent's own tree (problems, inputs, the worker), the
+// run directory (other episodes, their results) and the judge's caches. What an episode needs
+// from them (its workspace, the pkb socket and client) is bound back in.
+std::vector<fs::path> hidden_from_episodes(const run_context& rc) {
+  return {config::home(), fs::absolute(rc.o.out), bench::reference_cache::default_root().parent_path()};
+}
+
 bench::eval_options base_eval(const run_context& rc) {
   bench::eval_options e;
   e.world = rc.o.world;
@@ -152,7 +160,7 @@ class run_driver {
       bench::eval_options e = base_eval(rc_);
       e.trials = rc_.o.final_trials;
       e.perf = rc_.o.final_perf;
-      e.seed = hidden_seed_base;
+      e.secret_seeds = true;  // final scoring: inputs nobody can know in advance
       // Final scoring is charged to an uncapped holder of its own, so that an episode that spent
       // its budget is still scored and the lease log names the episode it scored.
       const scheduler::holder scoring = gpus_.add_holder(rc_.run_id + "/" + name + "/final");
@@ -203,6 +211,7 @@ class run_driver {
     ctx.check_trials = rc_.o.check_trials;
     ctx.command_timeout_s = rc_.cfg.limits.command_timeout_seconds;
     ctx.run_sandbox.isolation = rc_.o.isolation;
+    ctx.run_sandbox.hidden = hidden_from_episodes(rc_);
     pkb::add_python(ctx.run_sandbox);
     ctx.log = ep / "pkb.jsonl";
     ctx.task_dir = rc_.task_dir.at(p.id);
@@ -213,6 +222,7 @@ class run_driver {
     opt.prompts = rc_.prompts;
     opt.model = demo ? demo->config : rc_.model;
     opt.sandbox.isolation = rc_.o.isolation;
+    opt.sandbox.hidden = hidden_from_episodes(rc_);
     attach_pkb(opt.sandbox, srv, rc_.pkb_binary);
     opt.on_event = [this, &name](const json& e) {
       if (e.value("type", "") == "response" && e.contains("response")) {

@@ -1,6 +1,6 @@
-// One evaluation of a candidate against a problem: reference outputs (from the cache, or one
-// reference run that fills it), one candidate run (all trials, then timing, in one start of the
-// ranks), and the verdict.
+// One evaluation of a candidate against a problem: the candidate's process set and, where needed,
+// the reference's, each in its own sandbox, driven by the judge (bench/eval/conductor.h) through
+// every trial and the timing; then the verdict from what they recorded (bench/eval/judging.h).
 #pragma once
 
 #include <filesystem>
@@ -11,32 +11,22 @@
 #include "bench/eval/hardware_spec.h"
 #include "bench/eval/problem.h"
 #include "bench/eval/report.h"
+#include "bench/eval/timing_plan.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::bench {
-
-/// Timing knobs (defaults per issue 5: >= 20 warm-up calls and 100 ms, >= 50 timed calls).
-/// min_ms is small on purpose: a trial's self-vs-self spread (about +-1.5% on H200) does not come from the
-/// number of calls (the median of 800 calls of problem 1 is known to 0.2%), and 100 ms per function cost
-/// 5 s of a 5-trial evaluation, because the host needs ~160 us to enqueue one barrier-aligned call.
-struct timing_options {
-  int warmup_min_calls = 20;
-  double warmup_min_ms = 100;
-  double warmup_max_ms = 3000;
-  int min_calls = 100;
-  double min_ms = 30;
-  int max_calls = 2000;
-  bool cuda_graph = false;
-};
 
 struct eval_options {
   int world = 2;
   int trials = 5;
   bool perf = true;
   std::string device = "cuda";  ///< "cuda" (NCCL) or "cpu" (gloo)
-  long long seed = 42;          ///< base seed; final scoring uses one the agent never saw
+  long long seed = 42;          ///< visible base seed of the inputs (reproducible; keys the reference cache)
+  /// Draw every input seed from the kernel's random source instead of `seed` (final scoring):
+  /// nothing anywhere tells what the inputs will be.
+  bool secret_seeds = false;
   sandbox::isolation isolation = sandbox::isolation::bwrap;
-  double timeout_s = 120;          ///< per phase (init, each trial, each timing)
+  double timeout_s = 120;          ///< per command of the judge (each trial, each timing block)
   double compile_timeout_s = 600;  ///< start-up, imports and JIT compilation
   std::vector<int> gpus;           ///< host GPU indices; empty = 0 .. world-1
   timing_options timing;

@@ -21,6 +21,16 @@ std::string to_string(verdict v) {
   return "?";
 }
 
+std::string to_string(forbidden_reason r) {
+  switch (r) {
+    case forbidden_reason::none: return "";
+    case forbidden_reason::multicast: return "multicast";
+    case forbidden_reason::tampering: return "tampering";
+    case forbidden_reason::background: return "background";
+  }
+  return "?";
+}
+
 timing_stats stats_of(std::vector<double> ms) {
   timing_stats s;
   s.calls = static_cast<int>(ms.size());
@@ -66,8 +76,9 @@ json to_json(const eval_report& r) {
       ranks.push_back({{"rank", c.rank}, {"ok", c.ok}, {"message", c.message}, {"max_abs_error", c.max_abs_error},
                        {"max_rel_error", c.max_rel_error}, {"mismatches", c.mismatches}});
     trials.push_back({{"trial", t.trial}, {"correct", t.correct}, {"ranks", ranks},
-                      {"reference", stats_json(t.reference)}, {"candidate", stats_json(t.candidate)},
-                      {"speedup", opt(t.speedup)}});
+                      {"checked_calls", t.checked_calls}, {"reference", stats_json(t.reference)},
+                      {"candidate", stats_json(t.candidate)}, {"speedup", opt(t.speedup)},
+                      {"timing_flags", t.timing_flags}, {"wall_clock", t.wall_clock}});
   }
   return {{"problem", r.problem},
           {"upstream", r.upstream.empty() ? json(nullptr) : json(r.upstream)},
@@ -77,6 +88,7 @@ json to_json(const eval_report& r) {
           {"dtype", r.dtype},
           {"trials_requested", r.trials_requested},
           {"verdict", to_string(r.result)},
+          {"reason", r.reason == forbidden_reason::none ? json(nullptr) : json(to_string(r.reason))},
           {"correct", r.ok()},
           {"message", r.message},
           {"log", r.log},
@@ -84,6 +96,9 @@ json to_json(const eval_report& r) {
           {"reference", stats_json(r.reference)},
           {"candidate", stats_json(r.candidate)},
           {"speedup", opt(r.speedup)},
+          {"max_abs_error", r.max_abs_error},
+          {"max_rel_error", r.max_rel_error},
+          {"timing_flags", r.timing_flags},
           {"roofline_ms", opt(r.roofline_ms)},
           {"roofline_limiter", r.roofline_limiter},
           {"reference_cached", r.reference_cached},
@@ -106,17 +121,20 @@ std::string render_text(const eval_report& r) {
   }
   if (!r.log.empty()) out += fmt::format("--- output of the failing rank (tail) ---\n{}\n---\n", r.log);
   out += fmt::format("verdict: {}", to_string(r.result));
+  if (r.reason != forbidden_reason::none) out += fmt::format(" ({})", to_string(r.reason));
   if (!r.message.empty()) out += fmt::format(": {}", r.message);
   out += "\n";
   if (r.speedup) {
     out += fmt::format("timing (max over ranks per call, median over {} calls each): reference {}, candidate {}\n",
                        r.candidate->calls, stats_text(*r.reference), stats_text(*r.candidate));
-    out += fmt::format("speedup: {:.3f}x", *r.speedup);
+    out += fmt::format("speedup: {:.3f}x   max error: {:.3g} absolute, {:.3g} relative", *r.speedup,
+                       r.max_abs_error, r.max_rel_error);
     if (r.roofline_ms && *r.roofline_ms > 0)
       out += fmt::format("   roofline bound {} ({}-bound): candidate at {:.0f}% of it", duration(*r.roofline_ms),
                          r.roofline_limiter, 100.0 * *r.roofline_ms / r.candidate->median_ms);
     out += "\n";
   }
+  for (const auto& f : r.timing_flags) out += fmt::format("timing check: {}\n", f);
   out += fmt::format("wall time {:.1f} s{}\n", r.wall_seconds,
                      r.reference_cached ? " (reference outputs from the cache)" : "");
   return out;

@@ -9,10 +9,19 @@
 
 namespace pk::bench {
 
-/// The judge's verdicts. `correct` is the only passing one. `forbidden`: the candidate contains
-/// NVLink multicast (bench/eval/multicast_scan.h), refused whatever else it does.
+/// The judge's verdicts. `correct` is the only passing one. `forbidden`: the candidate did what no
+/// solution may, whatever else it did; `forbidden_reason` says what (docs/integrity.md).
 enum class verdict { correct, mismatch, compile_error, runtime_error, timeout, forbidden };
 std::string to_string(verdict v);
+
+/// What a `forbidden` verdict caught.
+enum class forbidden_reason {
+  none,
+  multicast,   ///< NVLink multicast in the candidate or what its run produced
+  tampering,   ///< the judge's channel or files were interfered with
+  background,  ///< processes or threads left running after the candidate's calls
+};
+std::string to_string(forbidden_reason r);
 
 /// Times of one function's calls, each the maximum over ranks of that call.
 struct timing_stats {
@@ -33,6 +42,9 @@ struct trial_report {
   int trial = 0;
   bool correct = true;
   std::vector<rank_check> ranks;
+  int checked_calls = 0;          ///< timed calls whose outputs were compared too
+  std::vector<std::string> timing_flags;  ///< what the timing cross-checks found
+  bool wall_clock = false;        ///< timed by the judge's wall-clock (the candidate's clock failed)
   std::optional<timing_stats> reference, candidate;
   std::optional<double> speedup;  ///< median(reference) / median(candidate)
 };
@@ -45,11 +57,14 @@ struct eval_report {
   std::string device, dtype;
   int trials_requested = 0;
   verdict result = verdict::runtime_error;
+  forbidden_reason reason = forbidden_reason::none;
   std::string message;   ///< one paragraph: why this verdict
   std::string log;       ///< stderr tail of the rank that failed, when one did
   std::vector<trial_report> trials;
   std::optional<timing_stats> reference, candidate;  ///< pooled over trials
   std::optional<double> speedup;
+  double max_abs_error = 0, max_rel_error = 0;  ///< over every compared call, rank and element
+  std::vector<std::string> timing_flags;        ///< every trial's, prefixed with the trial
   std::optional<double> roofline_ms;
   std::string roofline_limiter;
   bool reference_cached = false;  ///< the reference outputs came from the cache

@@ -119,11 +119,15 @@ std::pair<double, double> element_complex(const tensor_view& t, std::uint64_t i)
 }
 
 tensor_file tensor_file::read(const std::filesystem::path& path) {
-  tensor_file f;
-  f.path_ = path;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw tensor_file_error(fmt::format("{}: missing or unreadable", path.string()));
-  f.data_ = std::make_unique<std::string>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), path);
+}
+
+tensor_file tensor_file::parse(std::string bytes, const std::filesystem::path& path) {
+  tensor_file f;
+  f.path_ = path;
+  f.data_ = std::make_unique<std::string>(std::move(bytes));
   const std::string& data = *f.data_;
   auto bad = [&](std::string_view why) {
     return tensor_file_error(fmt::format("{}: not a valid result file: {}", path.string(), why));

@@ -33,6 +33,8 @@ struct tensor_view {
 class tensor_file {
  public:
   static tensor_file read(const std::filesystem::path& path);
+  /// Parses a file's bytes (read by the caller, e.g. with read_untrusted); `path` names it in messages.
+  static tensor_file parse(std::string bytes, const std::filesystem::path& path);
   tensor_file(tensor_file&&) noexcept = default;
   tensor_file& operator=(tensor_file&&) noexcept = default;
 

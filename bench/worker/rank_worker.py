@@ -1,27 +1,35 @@
-"""One rank of an evaluation: imports the code, builds the inputs, calls `solution`, times it.
+"""One rank of one side of an evaluation: imports its code, then does what the judge asks.
 
-Started by pkagent (never by torchrun), one process per rank, with RANK, WORLD_SIZE, LOCAL_RANK,
-MASTER_ADDR and MASTER_PORT set, and the path of a plan (JSON, written by pkagent) as argv[1].
-One process runs every trial and the timing, so an evaluation costs one start of Python, torch and
-NCCL per rank.
+An evaluation runs two process sets on the same GPUs, each in its own sandbox: the reference's
+(reference.py and the input generator, no candidate file) and the candidate's (the candidate and the
+input generator, no reference). pkagent starts each set (`pkagent _ranks`), one process per rank, with
+RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set and the plan (JSON) as argv[1]. Each
+rank imports its code, joins its set's process group, connects to the judge's socket and says
+`ready`; from then on it only answers commands, one JSON line each way:
 
-Modes: "reference" runs the problem's reference and records, per trial, its outputs and its inputs
-as they were before the call (pkagent caches them outside the candidate's reach); "candidate" runs
-the candidate, records its outputs and its inputs after the call, and optionally times it against
-the reference. Nothing here decides correctness: pkagent's judge compares the files in C++.
+  trial        build the trial's inputs from the seed it is given, call `solution`, record the
+               outputs and inputs (reference: inputs before the call and which ones it changed;
+               candidate: inputs after the call) in a tensor file
+  prepare      build one input set per call of the next block, from the per-call seeds it is given
+  block        run the block's calls, timed (timing.py); keep each call's outputs
+  record_call  write one call of the last block (outputs and inputs) to a tensor file
+  shutdown     leave the process group and exit
 
-Files, under <out_dir>/rank<r>/: `phase` (what the rank is doing now, for pkagent's per-phase
-timeouts), `trial<k>.st` (tensor_file layout), and `result.json` (written last).
+The judge decides everything else: seeds (drawn from a secret the ranks never see, one per rank and
+call, so no input tells anything about the next), the order of blocks, which calls are checked, and
+the verdict. Nothing a rank reports is trusted beyond being its claim.
 """
 
 import importlib.util
+import inspect
 import json
 import os
+import socket
 import sys
 import time
 import traceback
 
-# Bound before any candidate code runs (see timing.py).
+# Bound before any candidate code runs.
 import tensor_file
 import timing
 import torch
@@ -29,8 +37,11 @@ import torch.distributed as dist
 
 _write_tensors = tensor_file.write
 _init_process_group = dist.init_process_group
+_synchronize = torch.cuda.synchronize
+_barrier = dist.barrier
+_Tensor = torch.Tensor
 
-EXIT_FAILED = 3  # the rank reports an error in result.json
+EXIT_FAILED = 3  # the rank reported an error to the judge
 
 
 class WorkerError(Exception):
@@ -41,35 +52,22 @@ class WorkerError(Exception):
         self.kind = kind
 
 
-class Rank:
-    def __init__(self, plan):
-        self.plan = plan
-        self.rank = int(os.environ["RANK"])
-        self.world = int(os.environ["WORLD_SIZE"])
-        self.dir = os.path.join(plan["out_dir"], f"rank{self.rank}")
-        os.makedirs(self.dir, exist_ok=True)
-        self.result = {"rank": self.rank, "ok": False, "phases": [], "trials": []}
-        self.phase_name = None
-        self.phase_t0 = time.monotonic()
+class Channel:
+    """Newline-delimited JSON over the judge's Unix socket."""
 
-    def phase(self, name):
-        """Publishes the current phase (atomically) and records how long the previous one took."""
-        now = time.monotonic()
-        if self.phase_name is not None:
-            self.result["phases"].append([self.phase_name, round(now - self.phase_t0, 4)])
-        self.phase_name, self.phase_t0 = name, now
-        tmp = os.path.join(self.dir, "phase.tmp")
-        with open(tmp, "w") as f:
-            f.write(name)
-        os.replace(tmp, os.path.join(self.dir, "phase"))
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.reader = self.sock.makefile("rb")
 
-    def finish(self):
-        if self.phase_name is not None:
-            self.phase("done")
-        tmp = os.path.join(self.dir, "result.json.tmp")
-        with open(tmp, "w") as f:
-            json.dump(self.result, f)
-        os.replace(tmp, os.path.join(self.dir, "result.json"))
+    def send(self, message):
+        self.sock.sendall(json.dumps(message).encode() + b"\n")
+
+    def receive(self):
+        line = self.reader.readline()
+        if not line:
+            raise EOFError("the judge closed the connection")
+        return json.loads(line)
 
 
 def load_module(name, path, kind):
@@ -90,11 +88,11 @@ def load_module(name, path, kind):
                           f"{type(e).__name__}: {e}\n{traceback.format_exc()}") from e
 
 
-def pkb_make_inputs(root, problem_id):
+def upstream_make_inputs(root, problem_id):
     """Upstream mode: ParallelKernelBench's own generator, utils/input_output_tensors.py of the
     checkout staged at `root`, behind our make_inputs interface. The root goes on sys.path (as PKB's
     worker puts its project root there), so PKB solutions that import utils.* run unchanged. PKB's
-    generator seeds the global RNG from (problem id, rank, trial) itself: the base seed is unused."""
+    generator seeds the global RNG from (problem id, rank, trial) itself: the seed is unused."""
     sys.path.insert(0, os.path.abspath(root))
     try:
         create = importlib.import_module("utils.input_output_tensors").create_input_tensor
@@ -129,7 +127,7 @@ def solution_of(mod, path):
 
 def tensors_of(x):
     """Clones every tensor in a nest of tuples/lists/dicts (keeping the nesting)."""
-    if isinstance(x, torch.Tensor):
+    if type(x) is _Tensor:
         return x.detach().clone()
     if isinstance(x, (tuple, list)) and not isinstance(x, torch.Size):
         return type(x)(tensors_of(v) for v in x)
@@ -138,90 +136,32 @@ def tensors_of(x):
     return x
 
 
-def init_distributed(device, rank, world):
-    if device == "cuda":
-        local = int(os.environ.get("LOCAL_RANK", rank))
-        torch.cuda.set_device(local)
-        dev = torch.device("cuda", local)
-        _init_process_group("nccl", rank=rank, world_size=world, device_id=dev)
-        return f"cuda:{local}"
-    _init_process_group("gloo", rank=rank, world_size=world)
-    return "cpu"
-
-
-def run(r):
-    plan = r.plan
-    problem = plan["problem"]
-    mode = plan["mode"]
-    perf = plan.get("perf")
-
-    # Import everything before the process group exists, as PKB does: a candidate's module-level
-    # code sees no initialised torch.distributed.
-    r.phase("import")
-    if problem.get("pkb_root"):
-        make_inputs = pkb_make_inputs(problem["pkb_root"], int(problem["id"]))
-    else:
-        make_inputs = getattr(load_module("pk_inputs", problem["inputs"], "harness_error"), "make_inputs")
-    ref_fn = None
-    if mode == "reference" or perf:
-        ref_fn = solution_of(load_module("pk_reference", problem["reference"], "harness_error"),
-                             problem["reference"])
-    fn = ref_fn
-    if mode == "candidate":
-        path = plan["candidate"]
-        fn = solution_of(load_module("solution_mod", path, "import_error"), path)
-
-    r.phase("init")
-    device = init_distributed(plan["device"], r.rank, r.world)
-    dtype = getattr(torch, problem["dtype"])
-    shape = problem.get("shape", {})
-    seed = int(plan["seed"])
-
-    def inputs(trial):
-        try:
-            return tuple(make_inputs(r.rank, r.world, trial, seed, device, dtype, **shape))
-        except BaseException as e:  # noqa: BLE001
-            raise WorkerError("harness_error", f"make_inputs failed: {type(e).__name__}: {e}\n"
-                              f"{traceback.format_exc()}") from e
-
-    for trial in plan["trials"]:
-        r.phase(f"trial {trial}")
-        args = inputs(trial)
-        before = tensors_of(args) if mode == "reference" else None
-        try:
-            out = fn(*args)
-            if device != "cpu":
-                torch.cuda.synchronize()
-            dist.barrier()
-        except BaseException as e:  # noqa: BLE001
-            raise WorkerError("call_error", f"solution(...) raised {type(e).__name__} in trial {trial}: "
-                              f"{e}\n{candidate_traceback(e)}") from e
-        path = os.path.join(r.dir, f"trial{trial}.st")
-        saved_inputs = before if mode == "reference" else args
-        try:
-            _write_tensors(path, {"output": out, "inputs": saved_inputs})
-        except BaseException as e:  # noqa: BLE001
-            raise WorkerError("call_error", f"the value returned by solution(...) in trial {trial} "
-                              f"cannot be recorded: {type(e).__name__}: {e}") from e
-        entry = {"trial": trial, "file": os.path.basename(path)}
-        if mode == "reference":
-            entry["mutated"] = mutated_leaves(before, args)
-        if perf:
-            r.phase(f"timing {trial}")
-            ref_args, cand_args = inputs(trial), inputs(trial)
-            try:
-                t = timing.measure([lambda: ref_fn(*ref_args), lambda: fn(*cand_args)], device,
-                                   timing.Settings(perf))
-            except BaseException as e:  # noqa: BLE001
-                raise WorkerError("timing_error", f"while timing trial {trial}: {type(e).__name__}: {e}\n"
-                                  f"{traceback.format_exc()}") from e
-            entry["reference_ms"], entry["candidate_ms"] = t["calls"]
-            entry["warmup_calls"] = t["warmup_calls"]
-        r.result["trials"].append(entry)
-
-    r.phase("shutdown")
-    dist.barrier()
-    r.result["ok"] = True
+def plain_output_problem(x, device, path="output"):
+    """Why `x` is not a plain result (exact torch.Tensor leaves, dense, on the rank's device); None
+    when it is. A subclass or a lazy object could compute or fake its values when it is recorded."""
+    if isinstance(x, _Tensor):
+        if type(x) is not _Tensor:
+            return f"{path} is a {type(x).__module__}.{type(x).__qualname__}, not a plain torch.Tensor"
+        if x.layout != torch.strided:
+            return f"{path} has layout {x.layout}; return dense tensors"
+        if x.device != device:
+            return f"{path} is on {x.device}, not on this rank's device {device}"
+        return None
+    if isinstance(x, (tuple, list)) and not isinstance(x, torch.Size):
+        for i, v in enumerate(x):
+            why = plain_output_problem(v, device, f"{path}[{i}]")
+            if why:
+                return why
+        return None
+    if isinstance(x, dict):
+        for k, v in x.items():
+            why = plain_output_problem(v, device, f"{path}[{k!r}]")
+            if why:
+                return why
+        return None
+    if x is None or isinstance(x, (bool, int, float, str, torch.Size, torch.dtype)):
+        return None
+    return f"{path} is a {type(x).__name__}; return tensors and plain values only"
 
 
 def _bits(t):
@@ -236,8 +176,8 @@ def mutated_leaves(before, after):
     flags = []
 
     def walk(b, a):
-        if isinstance(b, torch.Tensor):
-            same = (isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+        if isinstance(b, _Tensor):
+            same = (isinstance(a, _Tensor) and a.shape == b.shape and a.dtype == b.dtype
                     and torch.equal(_bits(a), _bits(b)))
             flags.append(not same)
         elif isinstance(b, dict):
@@ -251,12 +191,216 @@ def mutated_leaves(before, after):
     return flags
 
 
+def init_distributed(device, rank, world):
+    if device == "cuda":
+        local = int(os.environ.get("LOCAL_RANK", rank))
+        torch.cuda.set_device(local)
+        dev = torch.device("cuda", local)
+        _init_process_group("nccl", rank=rank, world_size=world, device_id=dev)
+        return dev
+    _init_process_group("gloo", rank=rank, world_size=world)
+    return torch.device("cpu")
+
+
+class Rank:
+    def __init__(self, plan):
+        self.plan = plan
+        self.rank = int(os.environ["RANK"])
+        self.world = int(os.environ["WORLD_SIZE"])
+        self.dir = os.path.join(plan["out_dir"], f"rank{self.rank}")
+        os.makedirs(self.dir, exist_ok=True)
+        self.side = plan["side"]
+        self.phases = []
+        self.phase_name, self.phase_t0 = None, time.monotonic()
+        self.fn = None
+        self.block_inputs, self.block_seeds, self.block_outputs = [], [], []
+        self.graph = None
+
+    def phase(self, name):
+        now = time.monotonic()
+        if self.phase_name is not None:
+            self.phases.append([self.phase_name, round(now - self.phase_t0, 4)])
+        self.phase_name, self.phase_t0 = name, now
+
+    # -- start-up ------------------------------------------------------------------------------------
+
+    def start(self):
+        """Imports (before the process group exists, as PKB does), joins the process group."""
+        plan, problem = self.plan, self.plan["problem"]
+        self.phase("import")
+        if problem.get("upstream_root"):
+            self.make_inputs = upstream_make_inputs(problem["upstream_root"], int(problem["id"]))
+        else:
+            self.make_inputs = getattr(load_module("pk_inputs", problem["inputs"], "harness_error"), "make_inputs")
+        self.takes_shared_seed = "shared_seed" in inspect.signature(self.make_inputs).parameters
+        self.threads_before = timing.active_threads()
+        if self.side == "reference":
+            self.fn = solution_of(load_module("pk_reference", problem["reference"], "harness_error"),
+                                  problem["reference"])
+        else:
+            path = plan["candidate"]
+            self.fn = solution_of(load_module("solution_mod", path, "import_error"), path)
+        self.phase("init")
+        self.device = init_distributed(plan["device"], self.rank, self.world)
+        self.cuda = self.device.type == "cuda"
+        self.dtype = getattr(torch, problem["dtype"])
+        self.shape = problem.get("shape", {})
+        self.clock = timing.clock_for(str(self.device))
+        self.phase("ready")
+
+    def inputs(self, trial, seed, shared_seed):
+        kwargs = dict(self.shape)
+        if self.takes_shared_seed:
+            kwargs["shared_seed"] = shared_seed
+        try:
+            return tuple(self.make_inputs(self.rank, self.world, trial, seed, self.device, self.dtype, **kwargs))
+        except BaseException as e:  # noqa: BLE001
+            raise WorkerError("harness_error", f"make_inputs failed: {type(e).__name__}: {e}\n"
+                              f"{traceback.format_exc()}") from e
+
+    def call(self, args, what):
+        try:
+            return self.fn(*args)
+        except BaseException as e:  # noqa: BLE001
+            raise WorkerError("call_error", f"solution(...) raised {type(e).__name__} in {what}: "
+                              f"{e}\n{candidate_traceback(e)}") from e
+
+    def check_plain(self, out, what):
+        why = plain_output_problem(out, self.device)
+        if why:
+            raise WorkerError("bad_output", f"the value returned by solution(...) in {what}: {why}")
+
+    def write(self, name, trees, what):
+        try:
+            _write_tensors(os.path.join(self.dir, name), trees)
+        except BaseException as e:  # noqa: BLE001
+            raise WorkerError("call_error", f"the value returned by solution(...) in {what} "
+                              f"cannot be recorded: {type(e).__name__}: {e}") from e
+
+    # -- commands ------------------------------------------------------------------------------------
+
+    def cmd_trial(self, c):
+        trial = int(c["trial"])
+        what = f"trial {trial}"
+        self.phase(what)
+        args = self.inputs(trial, int(c["seed"]), int(c["shared_seed"]))
+        before = tensors_of(args) if self.side == "reference" else None
+        out = self.call(args, what)
+        if self.cuda:
+            _synchronize()
+        _barrier()
+        self.check_plain(out, what)
+        self.write(c["file"], {"output": out, "inputs": before if before is not None else args}, what)
+        reply = {"ok": True, "threads": timing.active_threads()}
+        if before is not None:
+            reply["mutated"] = mutated_leaves(before, args)
+        return reply
+
+    def cmd_prepare(self, c):
+        trial = int(c["trial"])
+        shared = int(c["shared_seed"])
+        self.block_seeds = [int(s) for s in c["seeds"]]
+        self.block_trial, self.block_shared = trial, shared
+        self.block_outputs = []
+        self.block_inputs = [self.inputs(trial, s, shared) for s in self.block_seeds]
+        if self.cuda:
+            _synchronize()
+        return {"ok": True}
+
+    def cmd_block(self, c):
+        what = f"timing block {c.get('block', '?')}"
+        self.phase(what)
+        hold = float(c.get("hold_ms", 0))
+        if c.get("null"):
+            calls = [(lambda: None)] * int(c.get("calls", 1))
+        elif self.plan.get("cuda_graph") and self.cuda:
+            calls = self.graph_calls()
+        else:
+            fn = self.fn
+            calls = [(lambda a=a: fn(*a)) for a in self.block_inputs]
+        outputs = [None] * len(calls)
+
+        def keep(i, out):
+            outputs[i] = tensors_of(out)
+
+        try:
+            ms, enqueue_ms = self.clock.block(calls, hold, keep)
+        except WorkerError:
+            raise
+        except BaseException as e:  # noqa: BLE001
+            raise WorkerError("call_error", f"solution(...) raised {type(e).__name__} in {what}: "
+                              f"{e}\n{candidate_traceback(e)}") from e
+        if not c.get("null"):
+            for i, out in enumerate(outputs):
+                self.check_plain(out, f"{what}, call {i}")
+        self.block_outputs = outputs
+        return {"ok": True, "ms": ms, "enqueue_ms": enqueue_ms, "threads": timing.active_threads()}
+
+    def graph_calls(self):
+        """CUDA-graph replays of one captured call: each call copies its own inputs into the
+        captured buffers first (before its start event)."""
+        if self.graph is None:
+            static = tensors_of(self.block_inputs[0])
+            replay, out = timing.graphed(self.fn, static, self.device)
+            self.graph = (static, replay, out)
+        static, replay, out = self.graph
+
+        def load(args):
+            for dst, src in zip(static, args):
+                if isinstance(dst, _Tensor):
+                    dst.copy_(src)
+
+        calls = []
+        for a in self.block_inputs:
+            def run(a=a):
+                load(a)
+                replay()
+                return out
+            calls.append(run)
+        return calls
+
+    def cmd_record_call(self, c):
+        j = int(c["call"])
+        what = "a checked timing call"
+        out = self.block_outputs[j]
+        reply = {"ok": True}
+        if self.side == "reference":
+            # The inputs before the call, rebuilt from the call's seed (the generator is deterministic).
+            before = self.inputs(self.block_trial, self.block_seeds[j], self.block_shared)
+            self.write(c["file"], {"output": out, "inputs": before}, what)
+            reply["mutated"] = mutated_leaves(before, self.block_inputs[j])
+        else:
+            self.write(c["file"], {"output": out, "inputs": self.block_inputs[j]}, what)
+        return reply
+
+    def cmd_shutdown(self, c):
+        del c
+        self.phase("shutdown")
+        _barrier()
+        return {"ok": True, "phases": self.phases}
+
+
+def serve(r, ch):
+    handlers = {"trial": r.cmd_trial, "prepare": r.cmd_prepare, "block": r.cmd_block,
+                "record_call": r.cmd_record_call, "shutdown": r.cmd_shutdown}
+    while True:
+        c = ch.receive()
+        handler = handlers.get(c.get("cmd"))
+        if handler is None:
+            raise WorkerError("harness_error", f"unknown command from the judge: {c!r}")
+        reply = handler(c)
+        reply["id"] = c.get("id")
+        ch.send(reply)
+        if c["cmd"] == "shutdown":
+            return
+
+
 def main():
     with open(sys.argv[1]) as f:
         plan = json.load(f)
     if plan.get("torch_extensions_dir"):
-        # JIT builds (torch load_inline, Triton) go where the judge scans them for multicast
-        # after the run, and where they survive to the next evaluation of the same candidate.
+        # JIT builds (torch load_inline, Triton) go where the judge scans them for multicast after
+        # the run.
         jit = os.path.abspath(os.path.join(plan["torch_extensions_dir"], f"rank{os.environ['RANK']}"))
         os.environ["TORCH_EXTENSIONS_DIR"] = jit
         os.environ["TRITON_CACHE_DIR"] = os.path.join(jit, "triton")
@@ -265,18 +409,30 @@ def main():
     for path in reversed(plan.get("python_path") or []):
         sys.path.insert(0, os.path.abspath(path))
     os.environ.update(plan.get("env") or {})
+    ch = Channel(plan["socket"])
     r = Rank(plan)
+    ch.send({"hello": r.rank})
     code = 0
     try:
-        run(r)
+        r.start()
+        ch.send({"ready": True, "rank": r.rank, "phases": r.phases,
+                 "threads_before": r.threads_before, "threads": timing.active_threads()})
+        serve(r, ch)
     except WorkerError as e:
-        r.result["error"] = {"kind": e.kind, "phase": r.phase_name, "message": str(e)}
         code = EXIT_FAILED
+        error = {"kind": e.kind, "phase": r.phase_name, "message": str(e)}
+    except EOFError:
+        code = EXIT_FAILED
+        error = None
     except BaseException as e:  # noqa: BLE001 - the worker's own bugs still get reported
-        r.result["error"] = {"kind": "harness_error", "phase": r.phase_name,
-                             "message": f"{type(e).__name__}: {e}\n{traceback.format_exc()}"}
         code = EXIT_FAILED
-    r.finish()
+        error = {"kind": "harness_error", "phase": r.phase_name,
+                 "message": f"{type(e).__name__}: {e}\n{traceback.format_exc()}"}
+    if code and error:
+        try:
+            ch.send({"error": error})
+        except OSError:
+            pass
     sys.stdout.flush()
     sys.stderr.flush()
     if code == 0 and dist.is_initialized():

@@ -8,18 +8,18 @@ import torch
 PROBLEM_ID = 16
 
 
-def _generator(seed, rank, trial):
+def _generator(seed, rank, trial, device):
     # One stream per (seed, problem, rank, trial), hashed so that no two of them coincide (a sum such as
-    # seed + rank would give seed + 1 on rank 0 the values of rank 1); on the CPU so that CPU and GPU runs
-    # see the same values.
+    # seed + rank would give seed + 1 on rank 0 the values of rank 1); drawn on the inputs' own device,
+    # because every timed call gets fresh inputs and a CPU draw moved to the GPU costs milliseconds.
     key = hashlib.sha256(f"{seed}/{PROBLEM_ID}/{rank}/{trial}".encode()).digest()
-    return torch.Generator(device="cpu").manual_seed(int.from_bytes(key[:8], "little") >> 1)
+    return torch.Generator(device=device).manual_seed(int.from_bytes(key[:8], "little") >> 1)
 
 
 def make_inputs(rank, world, trial, seed, device, dtype, M, N, K):
     if M % world != 0:
         raise ValueError(f"16_gemm_reducescatter: M={M} is not divisible by the world size {world}")
-    g = _generator(seed, rank, trial)
-    A = torch.randn((M, K), generator=g)
-    B = torch.randn((K, N), generator=g)
+    g = _generator(seed, rank, trial, device)
+    A = torch.randn((M, K), generator=g, device=device)
+    B = torch.randn((K, N), generator=g, device=device)
     return (A.to(device=device, dtype=dtype), B.to(device=device, dtype=dtype))

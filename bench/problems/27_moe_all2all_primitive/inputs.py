@@ -9,18 +9,18 @@ import torch
 PROBLEM_ID = 27
 
 
-def _generator(seed, rank, trial):
+def _generator(seed, rank, trial, device):
     # One stream per (seed, problem, rank, trial), hashed so that no two of them coincide (a sum such as
-    # seed + rank would give seed + 1 on rank 0 the values of rank 1); on the CPU so that CPU and GPU runs
-    # see the same values.
+    # seed + rank would give seed + 1 on rank 0 the values of rank 1); drawn on the inputs' own device,
+    # because every timed call gets fresh inputs and a CPU draw moved to the GPU costs milliseconds.
     key = hashlib.sha256(f"{seed}/{PROBLEM_ID}/{rank}/{trial}".encode()).digest()
-    return torch.Generator(device="cpu").manual_seed(int.from_bytes(key[:8], "little") >> 1)
+    return torch.Generator(device=device).manual_seed(int.from_bytes(key[:8], "little") >> 1)
 
 
 def make_inputs(rank, world, trial, seed, device, dtype, M, N):
     if M % world != 0:
         raise ValueError(f"27_moe_all2all_primitive: M={M} is not divisible by the world size {world}")
-    g = _generator(seed, rank, trial)
-    tokens = torch.randn((M, N), generator=g).to(device=device, dtype=dtype)
+    g = _generator(seed, rank, trial, device)
+    tokens = torch.randn((M, N), generator=g, device=device).to(device=device, dtype=dtype)
     splits = [M // world] * world
     return (tokens, list(splits), list(splits), None)

@@ -1,0 +1,266 @@
+#include "bench/eval/conductor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "bench/eval/process_census.h"
+
+namespace pk::bench {
+
+using json = nlohmann::json;
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+struct stop_conducting {};  // a failure was recorded in the outcome
+
+class driver {
+ public:
+  driver(rank_set* ref, rank_set& cand, const conduct_plan& plan, seed_source& seeds, seed_source& secret)
+      : ref_(ref), cand_(cand), plan_(plan), seeds_(seeds), secret_(secret) {}
+
+  conduct_outcome run() {
+    try {
+      ready();
+      for (int t : plan_.trials) {
+        trial(t);
+        if (plan_.perf) timing(t);
+        census(fmt::format("trial {}", t));
+      }
+      shutdown();
+    } catch (const stop_conducting&) {
+    }
+    return std::move(out_);
+  }
+
+ private:
+  int world() const { return cand_.world(); }
+
+  std::vector<rank_set*> both() {
+    std::vector<rank_set*> s{&cand_};
+    if (ref_) s.push_back(ref_);
+    return s;
+  }
+
+  std::vector<std::vector<json>> await(std::vector<rank_set*> sets, const std::string& phase, double timeout_s) {
+    std::vector<std::vector<json>> replies;
+    const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                             std::chrono::duration<double>(timeout_s));
+    if (auto f = await_replies(sets, phase, deadline, replies)) {
+      f->limit_s = timeout_s;
+      out_.failure = *f;
+      out_.failed = f->set;
+      throw stop_conducting{};
+    }
+    return replies;
+  }
+
+  // The candidate's reply is a claim: a malformed one is the candidate's failure.
+  [[noreturn]] void tampered(int rank, const std::string& phase, const std::string& what) {
+    out_.failure = rank_failure{rank_failure::kind::tampered, rank, phase, "", what};
+    out_.failed = set_role::candidate;
+    throw stop_conducting{};
+  }
+
+  void threads_check(const std::vector<json>& replies, const std::string& phase) {
+    for (std::size_t r = 0; r < replies.size(); ++r) {
+      const int n = replies[r].value("threads", 0);
+      if (n > threads_before_) {
+        out_.background.push_back(fmt::format(
+            "rank {} had {} Python threads running after {} ({} before the candidate was imported)", r, n, phase,
+            threads_before_));
+        throw stop_conducting{};
+      }
+    }
+  }
+
+  void census(const std::string& phase) {
+    std::vector<int> pids;
+    for (int r = 0; r < world(); ++r) pids.push_back(cand_.rank_pid(r));
+    const auto stray = stray_processes(pids, sandboxed_);
+    if (stray.empty()) return;
+    for (const auto& s : stray) out_.background.push_back(fmt::format("after {}, still running: {}", phase, s));
+    throw stop_conducting{};
+  }
+
+  void ready() {
+    if (plan_.progress) plan_.progress("starting the ranks (imports, process groups)");
+    const auto replies = await(both(), "import", plan_.compile_timeout_s);
+    for (const json& r : replies[0]) threads_before_ = std::max(threads_before_, r.value("threads_before", 1));
+    // Without a sandbox the ranks have no pid namespace of their own: count their descendants.
+    sandboxed_ = plan_.sandboxed;
+  }
+
+  std::vector<std::int64_t> rank_seeds() {
+    std::vector<std::int64_t> s;
+    for (int r = 0; r < world(); ++r) s.push_back(seeds_.next());
+    return s;
+  }
+
+  void trial(int t) {
+    const std::string phase = fmt::format("trial {}", t);
+    trial_record rec;
+    rec.trial = t;
+    rec.file = fmt::format("trial{}.st", t);
+    const auto seeds = rank_seeds();
+    const std::int64_t shared = seeds_.next();
+    const bool with_ref = ref_ && plan_.reference_trials.count(t);
+    std::vector<rank_set*> sets{&cand_};
+    if (with_ref) sets.push_back(ref_);
+    for (rank_set* s : sets)
+      for (int r = 0; r < world(); ++r)
+        s->send(r, {{"cmd", "trial"}, {"trial", t}, {"seed", seeds[static_cast<std::size_t>(r)]},
+                    {"shared_seed", shared}, {"file", rec.file}});
+    const auto replies = await(sets, phase, plan_.phase_timeout_s);
+    threads_check(replies[0], phase);
+    if (with_ref) {
+      std::vector<std::vector<bool>> mutated;
+      for (const json& r : replies[1]) mutated.push_back(r.value("mutated", std::vector<bool>{}));
+      rec.mutated = std::move(mutated);
+    }
+    census(phase);
+    out_.trials.push_back(std::move(rec));
+  }
+
+  // One block of `who`'s set with the given per-rank, per-call seeds (ignored for a null block).
+  block_record block(set_role who, int t, const std::vector<std::vector<std::int64_t>>& seeds, std::int64_t shared,
+                     double hold, bool null, bool warmup, int pair) {
+    rank_set& s = who == set_role::reference ? *ref_ : cand_;
+    const std::string phase = fmt::format("timing {}", t);
+    const int calls = plan_.timing.block_calls;
+    if (!null) {
+      for (int r = 0; r < world(); ++r)
+        s.send(r, {{"cmd", "prepare"}, {"trial", t}, {"seeds", seeds[static_cast<std::size_t>(r)]},
+                   {"shared_seed", shared}});
+      await({&s}, phase, plan_.phase_timeout_s);
+    }
+    const auto t0 = clock::now();
+    s.send_all({{"cmd", "block"}, {"block", blocks_run_++}, {"hold_ms", hold}, {"null", null}, {"calls", calls}});
+    const auto replies = await({&s}, phase, plan_.phase_timeout_s)[0];
+    block_record b;
+    b.who = who;
+    b.null = null;
+    b.warmup = warmup;
+    b.pair = pair;
+    b.wall_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    b.ms.assign(static_cast<std::size_t>(calls), 0.0);
+    for (std::size_t r = 0; r < replies.size(); ++r) {
+      const json& ms = replies[r].value("ms", json());
+      const json& enq = replies[r].value("enqueue_ms", json());
+      if (!ms.is_array() || ms.size() != static_cast<std::size_t>(calls) || !enq.is_number())
+        tampered(static_cast<int>(r), phase, "answered a timing block with a malformed report");
+      for (std::size_t i = 0; i < ms.size(); ++i) {
+        const double v = ms[i].is_number() ? ms[i].get<double>() : -1;
+        if (!std::isfinite(v) || v < 0) tampered(static_cast<int>(r), phase, "reported an impossible call time");
+        b.ms[i] = std::max(b.ms[i], v);
+      }
+      b.enqueue_ms = std::max(b.enqueue_ms, enq.get<double>());
+    }
+    if (who == set_role::candidate) threads_check(replies, phase);
+    b.after = last_on_gpu_;
+    last_on_gpu_ = null ? std::optional<set_role>(set_role::reference) : std::optional<set_role>(who);
+    if (null) b.after.reset();
+    return b;
+  }
+
+  std::vector<std::vector<std::int64_t>> call_seeds() {
+    std::vector<std::vector<std::int64_t>> s(static_cast<std::size_t>(world()));
+    for (auto& rank : s)
+      for (int i = 0; i < plan_.timing.block_calls; ++i) rank.push_back(seeds_.next());
+    return s;
+  }
+
+  void timing(int t) {
+    if (!ref_) return;
+    if (plan_.progress) plan_.progress(fmt::format("timing trial {}", t));
+    trial_record& rec = out_.trials.back();
+    const timing_options& o = plan_.timing;
+    last_on_gpu_.reset();
+
+    // Warm-up: the sets alternate until both have settled.
+    std::vector<block_record> warm;
+    const auto w0 = clock::now();
+    double hold = 0.5;
+    for (int round = 0;; ++round) {
+      const std::int64_t shared = seeds_.next();
+      const auto seeds = call_seeds();
+      for (set_role who : round % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
+                                         : std::vector{set_role::candidate, set_role::reference})
+        warm.push_back(block(who, t, seeds, shared, hold, false, true, -1));
+      const double spent = std::chrono::duration<double, std::milli>(clock::now() - w0).count();
+      if (warmup_done(warm, o, spent, first_timing_)) break;
+      hold = hold_ms(warm);
+    }
+    first_timing_ = false;
+    hold = hold_ms(warm);
+
+    // Timed pairs, a few of them checked; null blocks spread over the trial.
+    const int pairs = timed_pairs(warm, o);
+    std::vector<std::pair<int, int>> checked;  // (pair, call), chosen in secret
+    const int n_checks = std::min(o.checked_calls, pairs);
+    while (static_cast<int>(checked.size()) < n_checks) {
+      const int p = static_cast<int>(secret_.next() % pairs);
+      if (std::none_of(checked.begin(), checked.end(), [&](const auto& c) { return c.first == p; }))
+        checked.emplace_back(p, static_cast<int>(secret_.next() % std::max(1, o.block_calls)));
+    }
+    std::vector<block_record> timed;
+    const int null_every = std::max(1, pairs / 4);
+    for (int p = 0; p < pairs; ++p) {
+      if (p % null_every == 0) timed.push_back(block(set_role::reference, t, {}, 0, hold, true, false, -1));
+      const std::int64_t shared = seeds_.next();
+      const auto seeds = call_seeds();
+      for (set_role who : p % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
+                                     : std::vector{set_role::candidate, set_role::reference})
+        timed.push_back(block(who, t, seeds, shared, hold, false, false, p));
+      for (const auto& [cp, call] : checked)
+        if (cp == p) check(t, call);
+    }
+    timed.push_back(block(set_role::reference, t, {}, 0, hold, true, false, -1));
+    rec.blocks = warm;
+    rec.blocks.insert(rec.blocks.end(), timed.begin(), timed.end());
+    rec.timing = judge_timing(timed);
+  }
+
+  // Both sets record the same call of their last block (they ran the same inputs).
+  void check(int t, int call) {
+    check_record c;
+    c.trial = t;
+    c.file = fmt::format("check{}.{}.st", t, out_.checks.size());
+    const json cmd = {{"cmd", "record_call"}, {"call", call}, {"file", c.file}};
+    cand_.send_all(cmd);
+    ref_->send_all(cmd);
+    const auto replies = await({&cand_, ref_}, fmt::format("timing {}", t), plan_.phase_timeout_s);
+    for (const json& r : replies[1]) c.mutated.push_back(r.value("mutated", std::vector<bool>{}));
+    out_.checks.push_back(std::move(c));
+  }
+
+  void shutdown() {
+    for (rank_set* s : both()) s->send_all({{"cmd", "shutdown"}});
+    await(both(), "shutdown", plan_.phase_timeout_s);
+  }
+
+  rank_set* ref_;
+  rank_set& cand_;
+  const conduct_plan& plan_;
+  seed_source& seeds_;
+  seed_source& secret_;
+  conduct_outcome out_;
+  int threads_before_ = 1;
+  bool sandboxed_ = true;
+  bool first_timing_ = true;
+  long blocks_run_ = 0;
+  std::optional<set_role> last_on_gpu_;
+};
+
+}  // namespace
+
+conduct_outcome conduct(rank_set* reference, rank_set& candidate, const conduct_plan& plan, seed_source& seeds,
+                        seed_source& secret) {
+  return driver(reference, candidate, plan, seeds, secret).run();
+}
+
+}  // namespace pk::bench

@@ -1,0 +1,108 @@
+// One process set of an evaluation: the reference's ranks or the candidate's, started in a sandbox
+// of their own (`pkagent _ranks`, see rank_supervisor.h) on the evaluation's GPUs, and their
+// connections to the judge: one Unix socket per set, in a directory only that set's sandbox sees,
+// one connection per rank, one JSON line per command and per reply.
+//
+// Everything that arrives from a candidate's set is its claim: replies are checked for form (a
+// reply names the command it answers), a rank that says something it should not, connects twice,
+// or closes early is a failure of the set with that evidence, never an error of the judge.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/eval/rank_supervisor.h"
+#include "sandbox/sandbox.h"
+
+namespace pk::bench {
+
+enum class set_role { reference, candidate };
+std::string to_string(set_role r);
+
+struct rank_set_spec {
+  set_role role = set_role::candidate;
+  std::filesystem::path workspace;  ///< staged by the judge; bound at /workspace
+  nlohmann::json plan;              ///< the ranks' plan; the socket's path is added here
+  launch_spec launch;               ///< how the supervisor starts the ranks
+  std::vector<int> gpus;            ///< host GPU indices, one per rank (empty on CPU)
+  sandbox::isolation isolation = sandbox::isolation::bwrap;
+  std::vector<sandbox::bind_mount> binds;
+  std::vector<std::filesystem::path> hidden;
+  std::map<std::string, std::string> env;  ///< extra environment for the whole set
+  std::chrono::milliseconds wall_limit{600'000};
+};
+
+/// Why a set stopped answering, as the judge saw it.
+struct rank_failure {
+  enum class kind {
+    reported,  ///< the rank reported an error (worker_kind says which)
+    exited,    ///< the rank's connection closed, or the set ended, before it answered
+    timeout,   ///< no answer by the deadline
+    tampered,  ///< something on the judge's channel no honest worker sends
+  };
+  kind what = kind::exited;
+  int rank = -1;            ///< -1: not attributable to one rank
+  std::string phase;        ///< what the judge had asked ("import", "trial 0", "timing 1" ...)
+  std::string worker_kind;  ///< for `reported`: import_error, call_error, bad_output ...
+  std::string message;
+  double limit_s = 0;       ///< for `timeout`
+  set_role set = set_role::candidate;  ///< whose process set
+};
+
+/// How the set's sandbox ended, read after everything in it is gone.
+struct rank_set_ending {
+  sandbox::result sandbox;
+  std::optional<ranks_report> ranks;  ///< ranks.json, when it could be read
+};
+
+class rank_set {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  /// Starts the set (the sandbox runs in a thread of its own). Throws sandbox::sandbox_error when
+  /// no sandbox can be made.
+  explicit rank_set(rank_set_spec spec);
+  /// Stops the set if it still runs and waits for its sandbox to end.
+  ~rank_set();
+  rank_set(const rank_set&) = delete;
+  rank_set& operator=(const rank_set&) = delete;
+
+  set_role role() const;
+  int world() const;
+  /// The host pid of a connected rank (from the socket's peer credentials; 0 when unknown).
+  int rank_pid(int rank) const;
+
+  /// Sends `command` (an object with "cmd") to `rank`, numbered so that its reply can be matched.
+  void send(int rank, nlohmann::json command);
+  /// send() to every rank.
+  void send_all(const nlohmann::json& command);
+
+  /// Kills the set now.
+  void stop();
+  /// Waits until the sandbox has ended (after a shutdown, a stop, or on its own) and returns how.
+  const rank_set_ending& finish();
+
+  struct impl;
+
+ private:
+  std::unique_ptr<impl> impl_;
+  friend std::optional<rank_failure> await_replies(std::span<rank_set* const>, const std::string&,
+                                                   clock::time_point, std::vector<std::vector<nlohmann::json>>&);
+};
+
+/// Waits for one reply from every rank of every set to the command each was last sent (or, before
+/// any command, for every rank's `ready`), until `deadline`. On success replies[i][r] holds set
+/// i's rank r's reply. Returns the first failure otherwise; `phase` names what was asked.
+std::optional<rank_failure> await_replies(std::span<rank_set* const> sets, const std::string& phase,
+                                          rank_set::clock::time_point deadline,
+                                          std::vector<std::vector<nlohmann::json>>& replies);
+
+}  // namespace pk::bench

@@ -1,0 +1,151 @@
+#include "bench/eval/timing_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace pk::bench {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+std::vector<const block_record*> blocks_of(const std::vector<block_record>& blocks, set_role who) {
+  std::vector<const block_record*> out;
+  for (const auto& b : blocks)
+    if (b.who == who && !b.null) out.push_back(&b);
+  return out;
+}
+
+// Wall-clock of a timed block beyond the null blocks' (the calls' share of it), per block.
+double implied_ms(const block_record& b, double null_wall) { return std::max(0.0, b.wall_ms - null_wall); }
+
+}  // namespace
+
+bool warmup_done(const std::vector<block_record>& warmup, const timing_options& o, double spent_ms, bool first) {
+  if (spent_ms >= o.warmup_max_ms) return true;
+  const double min_ms = first ? std::max(o.warmup_min_ms, o.first_warmup_min_ms) : o.warmup_min_ms;
+  if (spent_ms < min_ms) return false;
+  for (set_role who : {set_role::reference, set_role::candidate}) {
+    const auto mine = blocks_of(warmup, who);
+    std::size_t calls = 0;
+    for (const auto* b : mine) calls += b->ms.size();
+    if (calls < static_cast<std::size_t>(o.warmup_min_calls) || mine.size() < 2) return false;
+    const double last = median(mine.back()->ms), before = median(mine[mine.size() - 2]->ms);
+    if (std::abs(last - before) > 0.05 * std::max(before, 1e-9)) return false;
+  }
+  return true;
+}
+
+double hold_ms(const std::vector<block_record>& warmup) {
+  std::vector<double> enqueue;
+  for (const auto& b : warmup)
+    if (!b.null) enqueue.push_back(b.enqueue_ms);
+  if (enqueue.empty()) return 0.5;
+  std::sort(enqueue.begin(), enqueue.end());
+  const double typical = enqueue[(3 * enqueue.size()) / 4];
+  return std::clamp(1.25 * typical, 0.1, 2.0);
+}
+
+int timed_pairs(const std::vector<block_record>& warmup, const timing_options& o) {
+  double per_call = 0;
+  for (set_role who : {set_role::reference, set_role::candidate}) {
+    const auto mine = blocks_of(warmup, who);
+    if (!mine.empty()) per_call = std::max(per_call, median(mine.back()->ms));
+  }
+  int want = o.min_calls;
+  if (per_call > 0) want = std::max(want, static_cast<int>(std::ceil(o.min_ms / per_call)));
+  want = std::min(want, o.max_calls);
+  const int block = std::max(1, o.block_calls);
+  return std::max(1, (want + block - 1) / block);
+}
+
+trial_timing judge_timing(const std::vector<block_record>& blocks) {
+  trial_timing t;
+  std::vector<double> null_walls;
+  for (const auto& b : blocks)
+    if (b.null) null_walls.push_back(b.wall_ms);
+  const double null_wall = median(null_walls);
+  const auto ref = blocks_of(blocks, set_role::reference);
+  const auto cand = blocks_of(blocks, set_role::candidate);
+  if (ref.empty() || cand.empty()) return t;
+
+  // The candidate's own clock against the judge's: the ratio of wall-clock (less the null block's)
+  // to the sets' own sums, for each set. An honest candidate's ratio is the reference's.
+  auto ratio_parts = [&](const std::vector<const block_record*>& bs) {
+    std::vector<double> implied, own;
+    for (const auto* b : bs) {
+      implied.push_back(implied_ms(*b, null_wall));
+      own.push_back(sum(b->ms));
+    }
+    return std::pair{median(implied), median(own)};
+  };
+  const auto [ref_implied, ref_own] = ratio_parts(ref);
+  const auto [cand_implied, cand_own] = ratio_parts(cand);
+  const double ref_ratio = ref_own > 0 ? ref_implied / ref_own : 1.0;
+  // 20% beyond the reference's own ratio, plus 0.1 ms a block for the jitter of the judge's clock.
+  const bool own_clock_fails =
+      !null_walls.empty() && cand_implied > 1.2 * std::max(ref_ratio, 1.0) * cand_own + 0.1;
+  if (own_clock_fails) {
+    t.wall_clock = true;
+    t.flags.push_back(fmt::format(
+        "the candidate's own clock reported {:.3f} ms per block where the judge's wall-clock implies {:.3f} ms "
+        "(the reference: {:.3f} and {:.3f}): both are timed by the wall-clock",
+        cand_own, cand_implied, ref_own, ref_implied));
+  }
+
+  // Reference blocks right after a candidate block against those after a reference block.
+  std::vector<const block_record*> ref_used = ref;
+  {
+    std::vector<double> after_cand, after_ref;
+    std::vector<const block_record*> clean;
+    for (const auto* b : ref) {
+      const double per_call = t.wall_clock ? implied_ms(*b, null_wall) / std::max<std::size_t>(1, b->ms.size())
+                                           : median(b->ms);
+      if (b->after == set_role::candidate) after_cand.push_back(per_call);
+      if (b->after == set_role::reference) {
+        after_ref.push_back(per_call);
+        clean.push_back(b);
+      }
+    }
+    if (after_cand.size() >= 3 && after_ref.size() >= 3) {
+      const double slow = median(after_cand), fast = median(after_ref);
+      if (slow > 1.03 * fast + 0.005) {
+        t.flags.push_back(fmt::format(
+            "reference blocks right after a candidate block took {:.4f} ms per call, those after a reference "
+            "block {:.4f} ms: work the candidate left running slowed the reference; only the latter count",
+            slow, fast));
+        ref_used = clean;
+      }
+    }
+  }
+
+  auto calls = [&](const std::vector<const block_record*>& bs) {
+    std::vector<double> out;
+    for (const auto* b : bs) {
+      if (t.wall_clock) {
+        const double each = implied_ms(*b, null_wall) / static_cast<double>(std::max<std::size_t>(1, b->ms.size()));
+        out.insert(out.end(), b->ms.size(), each);
+      } else {
+        out.insert(out.end(), b->ms.begin(), b->ms.end());
+      }
+    }
+    return out;
+  };
+  t.reference_ms = calls(ref_used);
+  t.candidate_ms = calls(cand);
+  return t;
+}
+
+}  // namespace pk::bench

@@ -1,0 +1,76 @@
+// The judge's timing decisions and its reading of the clocks, as pure functions of what the blocks
+// reported (so they are tested without any process).
+//
+// The reference's and the candidate's process sets take turns on the same GPUs, one block of calls
+// at a time, in the order A B B A A B ...: clock and thermal drift land on both alike. For every
+// block the judge has two clocks: the per-call times the set itself measured (CUDA events; a claim,
+// when the set is the candidate's) and its own wall-clock from sending the block to the last rank's
+// answer, which follows a device-wide synchronisation in every rank. A null block (the reference's
+// set running the block's mechanics with no call) gives the part of the wall-clock that is not the
+// calls. Two cross-checks follow:
+// - a candidate whose own clock reports far less than the wall-clock implies (a patched timer, work
+//   left on another stream or thread) is timed by the wall-clock instead, for both sets alike;
+// - reference blocks that directly follow a candidate block must not be slower than those that
+//   follow a reference block (work a candidate left running on the GPUs would slow the reference
+//   and inflate the speedup); if they are, only the latter count.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/eval/rank_set.h"
+
+namespace pk::bench {
+
+/// Timing knobs.
+/// min_ms is small on purpose: a trial's self-vs-self spread (about +-1.5% on H200) does not come from the
+/// number of calls (the median of 800 calls of problem 1 is known to 0.2%), and each call costs the host about
+/// 160 us to enqueue behind its flush and barrier.
+struct timing_options {
+  int warmup_min_calls = 20;
+  double warmup_min_ms = 100;
+  double first_warmup_min_ms = 1000;  ///< the first timing of a run: clocks, cuBLAS and NCCL still settle
+  double warmup_max_ms = 3000;
+  int min_calls = 100;
+  double min_ms = 30;
+  int max_calls = 2000;
+  int block_calls = 5;       ///< calls per block, each with its own inputs
+  int checked_calls = 3;     ///< timed calls per trial whose outputs are compared (chosen in secret)
+  bool cuda_graph = false;
+};
+
+/// One block as the judge saw it.
+struct block_record {
+  set_role who = set_role::reference;
+  bool null = false;                ///< the reference set's mechanics without a call
+  bool warmup = false;
+  int pair = -1;                    ///< the timed pair (the same inputs ran in both sets' blocks)
+  std::vector<double> ms;           ///< per call, the maximum over ranks of the set's own clock
+  double wall_ms = 0;               ///< the judge's clock
+  double enqueue_ms = 0;            ///< the host's time to enqueue the block (maximum over ranks)
+  std::optional<set_role> after;    ///< whose block ran just before on the GPUs (nullopt: none, or null)
+};
+
+/// Whether the warm-up may stop: every set had enough calls and time and its per-block median
+/// settled (two blocks in a row within 5%), or the cap was reached. `spent_ms` since it began.
+bool warmup_done(const std::vector<block_record>& warmup, const timing_options& o, double spent_ms, bool first);
+
+/// The GPU spin before each timed block: 1.25 x the host's typical (75th percentile) time to
+/// enqueue a warm-up block, within [0.1, 2] ms.
+double hold_ms(const std::vector<block_record>& warmup);
+
+/// How many timed pairs: at least min_calls calls and min_ms of calls per set, at most max_calls.
+int timed_pairs(const std::vector<block_record>& warmup, const timing_options& o);
+
+/// The trial's timing as judged.
+struct trial_timing {
+  std::vector<double> reference_ms, candidate_ms;  ///< per call
+  bool wall_clock = false;         ///< the judge's wall-clock replaced the sets' own clocks
+  std::vector<std::string> flags;  ///< what the cross-checks found, in words
+};
+
+/// Reads the timed and null blocks of one trial.
+trial_timing judge_timing(const std::vector<block_record>& blocks);
+
+}  // namespace pk::bench

@@ -1,0 +1,92 @@
+// Small pieces of the judge: seeds, the JIT cache's filter and entry, process census.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "bench/eval/jit_cache.h"
+#include "bench/eval/process_census.h"
+#include "bench/eval/seeds.h"
+
+namespace pk::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(seeds, a_base_seed_gives_the_same_sequence_and_neighbours_differ) {
+  seed_source a = seed_source::from_base(42), b = seed_source::from_base(42), c = seed_source::from_base(43);
+  std::set<std::int64_t> seen;
+  for (int i = 0; i < 100; ++i) {
+    const auto x = a.next();
+    EXPECT_EQ(x, b.next());
+    EXPECT_NE(x, c.next());
+    EXPECT_GE(x, 0);
+    seen.insert(x);
+  }
+  EXPECT_EQ(seen.size(), 100u);
+  EXPECT_TRUE(a.reproducible());
+}
+
+TEST(seeds, secret_seeds_are_not_reproducible) {
+  seed_source s = seed_source::secret(), t = seed_source::secret();
+  EXPECT_FALSE(s.reproducible());
+  EXPECT_NE(s.next(), t.next());
+}
+
+TEST(jit_cache, keeps_build_products_only_and_is_written_once) {
+  const fs::path root = fs::path(::testing::TempDir()) / ("jit_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path run = root / "run1";
+  fs::create_directories(run / "rank0" / "ext_abc");
+  std::ofstream(run / "rank0" / "ext_abc" / "ext_abc.so") << "ELF";
+  std::ofstream(run / "rank0" / "ext_abc" / "build.ninja") << "rule";
+  std::ofstream(run / "rank0" / "answers.pt") << "stashed outputs";
+  fs::create_symlink("/etc/hostname", run / "rank0" / "link.so");
+  const jit_cache cache(root / "cache", "k1");
+  cache.keep_from(run);
+  EXPECT_TRUE(fs::exists(cache.path() / "rank0" / "ext_abc" / "ext_abc.so"));
+  EXPECT_TRUE(fs::exists(cache.path() / "rank0" / "ext_abc" / "build.ninja"));
+  EXPECT_FALSE(fs::exists(cache.path() / "rank0" / "answers.pt")) << "not a build product";
+  EXPECT_FALSE(fs::exists(cache.path() / "rank0" / "link.so")) << "links are never kept";
+
+  // A later run's leftovers never reach the entry; each run gets a fresh copy of it.
+  std::ofstream(run / "rank0" / "ext_abc" / "later.so") << "ELF2";
+  cache.keep_from(run);
+  EXPECT_FALSE(fs::exists(cache.path() / "rank0" / "ext_abc" / "later.so"));
+  const fs::path fresh = root / "run2";
+  cache.copy_into(fresh);
+  EXPECT_TRUE(fs::exists(fresh / "rank0" / "ext_abc" / "ext_abc.so"));
+  EXPECT_EQ(fs::last_write_time(fresh / "rank0" / "ext_abc" / "ext_abc.so"),
+            fs::last_write_time(cache.path() / "rank0" / "ext_abc" / "ext_abc.so"));
+  fs::remove_all(root);
+}
+
+TEST(process_census, finds_a_child_left_running_by_a_rank) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execlp("sleep", "sleep", "30", nullptr);
+    ::_exit(127);
+  }
+  // This test process plays the rank; its child is the leftover (once it has exec'd).
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream in("/proc/" + std::to_string(child) + "/cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), {});
+    if (cmd.rfind("sleep", 0) == 0) break;
+    ::usleep(10'000);
+  }
+  const auto stray = stray_processes({::getpid()}, false);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_EQ(stray.size(), 1u);
+  EXPECT_NE(stray[0].find("sleep 30"), std::string::npos) << stray[0];
+  EXPECT_TRUE(stray_processes({0}, false).empty()) << "unknown pids: nothing to say";
+}
+
+}  // namespace
+}  // namespace pk::bench

@@ -1,0 +1,115 @@
+// The judge's reading of the two clocks: warm-up, hold, call counts, and the cross-checks that
+// catch a candidate whose own clock lies or whose leftover work slows the reference.
+#include <gtest/gtest.h>
+
+#include "bench/eval/timing_plan.h"
+
+namespace pk::bench {
+namespace {
+
+block_record blk(set_role who, double per_call, double wall, std::optional<set_role> after = std::nullopt,
+                 bool null = false) {
+  block_record b;
+  b.who = who;
+  b.null = null;
+  b.ms.assign(5, per_call);
+  b.wall_ms = wall;
+  b.after = after;
+  b.enqueue_ms = 0.4;
+  return b;
+}
+
+// A trial of ABBA pairs: the reference's calls take ref_ms, the candidate's cand_ms (its clock
+// reports cand_claim), each block's wall-clock is the null block's plus the calls' real time.
+std::vector<block_record> trial(double ref_ms, double cand_ms, double cand_claim, double null_wall = 1.0,
+                                double spill_ms = 0) {
+  std::vector<block_record> bs;
+  bs.push_back(blk(set_role::reference, 0, null_wall, std::nullopt, true));
+  std::optional<set_role> last;
+  for (int p = 0; p < 40; ++p) {
+    for (set_role who : p % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
+                                   : std::vector{set_role::candidate, set_role::reference}) {
+      const bool after_cand = last == set_role::candidate;
+      const double real = who == set_role::reference ? ref_ms + (after_cand ? spill_ms : 0) : cand_ms;
+      const double claim = who == set_role::reference ? real : cand_claim;
+      bs.push_back(blk(who, claim, null_wall + 5 * real, last));
+      last = who;
+    }
+    if (p % 10 == 9) bs.push_back(blk(set_role::reference, 0, null_wall, std::nullopt, true));
+  }
+  return bs;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+TEST(timing_plan, honest_candidate_is_timed_by_its_own_clock) {
+  const trial_timing t = judge_timing(trial(0.040, 0.020, 0.020));
+  EXPECT_FALSE(t.wall_clock);
+  EXPECT_TRUE(t.flags.empty());
+  EXPECT_DOUBLE_EQ(median(t.reference_ms), 0.040);
+  EXPECT_DOUBLE_EQ(median(t.candidate_ms), 0.020);
+  EXPECT_EQ(t.reference_ms.size(), 200u);
+}
+
+TEST(timing_plan, a_clock_that_reports_nothing_is_replaced_by_the_wall_clock) {
+  // A patched timer: the candidate does the reference's work but reports 0.1 us a call.
+  const trial_timing t = judge_timing(trial(0.040, 0.040, 0.0001));
+  EXPECT_TRUE(t.wall_clock);
+  ASSERT_EQ(t.flags.size(), 1u);
+  EXPECT_NE(t.flags[0].find("own clock"), std::string::npos);
+  EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 1e-9);
+}
+
+TEST(timing_plan, work_left_on_another_stream_is_replaced_by_the_wall_clock) {
+  // The events see a tenth of the work; the device-wide synchronisation before the answer sees it all.
+  const trial_timing t = judge_timing(trial(0.200, 0.200, 0.020));
+  EXPECT_TRUE(t.wall_clock);
+  EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 1e-9);
+}
+
+TEST(timing_plan, leftover_work_that_slows_the_next_reference_block_is_discounted) {
+  // The candidate returns early; its work runs on into the reference block that follows.
+  const trial_timing t = judge_timing(trial(0.040, 0.010, 0.010, 1.0, 0.040));
+  ASSERT_FALSE(t.flags.empty());
+  EXPECT_NE(t.flags.back().find("left running"), std::string::npos);
+  EXPECT_DOUBLE_EQ(median(t.reference_ms), 0.040) << "only reference blocks after reference blocks count";
+}
+
+TEST(timing_plan, a_slightly_slow_clock_reading_is_not_flagged) {
+  // 10% of jitter between the two clocks is within what the check allows.
+  const trial_timing t = judge_timing(trial(0.040, 0.040, 0.036));
+  EXPECT_FALSE(t.wall_clock);
+}
+
+TEST(timing_plan, warmup_needs_calls_time_and_settled_medians) {
+  timing_options o;
+  std::vector<block_record> w;
+  for (int i = 0; i < 3; ++i) {
+    w.push_back(blk(set_role::reference, 0.040, 1.2));
+    w.push_back(blk(set_role::candidate, 0.040, 1.2));
+  }
+  EXPECT_FALSE(warmup_done(w, o, 50, false)) << "too little time";
+  EXPECT_FALSE(warmup_done(w, o, 200, false)) << "15 calls each, 20 needed";
+  w.push_back(blk(set_role::reference, 0.040, 1.2));
+  w.push_back(blk(set_role::candidate, 0.040, 1.2));
+  EXPECT_TRUE(warmup_done(w, o, 200, false));
+  EXPECT_FALSE(warmup_done(w, o, 200, true)) << "the first timing of a run warms up for 1 s";
+  w.push_back(blk(set_role::candidate, 0.080, 1.2));
+  EXPECT_FALSE(warmup_done(w, o, 200, false)) << "the candidate's median moved";
+  EXPECT_TRUE(warmup_done(w, o, 3000, false)) << "the cap ends it";
+}
+
+TEST(timing_plan, hold_and_call_counts) {
+  timing_options o;
+  std::vector<block_record> w{blk(set_role::reference, 0.040, 1), blk(set_role::candidate, 0.020, 1)};
+  EXPECT_DOUBLE_EQ(hold_ms(w), 0.5);                 // 1.25 x 0.4 ms
+  EXPECT_EQ(timed_pairs(w, o), 150);                 // 30 ms / 0.04 ms = 750 calls
+  w = {blk(set_role::reference, 10, 1), blk(set_role::candidate, 10, 1)};
+  EXPECT_EQ(timed_pairs(w, o), 20);                  // at least min_calls = 100
+}
+
+}  // namespace
+}  // namespace pk::bench
