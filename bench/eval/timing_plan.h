@@ -13,6 +13,8 @@
 // - reference blocks that directly follow a candidate block must not be slower than those that
 //   follow a reference block (work a candidate left running on the GPUs would slow the reference
 //   and inflate the speedup); if they are, only the latter count.
+// A call's time is the mean of its block: the five calls of a block have independent inputs, so
+// work shifted between them (batch-and-skip) still counts in full.
 #pragma once
 
 #include <optional>
@@ -65,7 +67,7 @@ int timed_pairs(const std::vector<block_record>& warmup, const timing_options& o
 
 /// The trial's timing as judged.
 struct trial_timing {
-  std::vector<double> reference_ms, candidate_ms;  ///< per call
+  std::vector<double> reference_ms, candidate_ms;  ///< per call (its block's mean)
   bool wall_clock = false;         ///< the judge's wall-clock replaced the sets' own clocks
   std::vector<std::string> flags;  ///< what the cross-checks found, in words
 };

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <stop_token>
+#include <thread>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -74,6 +76,35 @@ TEST_F(sandbox_test, a_file_planted_in_home_cannot_be_read) {
   EXPECT_EQ(r.exit_code, 0);
   // $HOME inside holds only the profile the sandbox wrote there.
   EXPECT_EQ(r.out.text.find(".pk-sandbox-test-secret"), std::string::npos) << r.out.text;
+}
+
+TEST_F(sandbox_test, hidden_directories_show_empty_but_binds_into_them_still_apply) {
+  temp_dir tree("/var/tmp");  // visible (read-only) inside unless hidden
+  std::filesystem::create_directories(tree.path() / "bench" / "problems");
+  std::filesystem::create_directories(tree.path() / "build" / "bin");
+  std::ofstream(tree.path() / "bench" / "problems" / "inputs.py") << "the-generator";
+  std::ofstream(tree.path() / "build" / "bin" / "tool") << "the-tool";
+  s.hidden = {tree.path()};
+  s.binds.push_back({tree.path() / "build" / "bin", tree.path() / "build" / "bin", false});
+  const auto r = run_cmd("cat " + (tree.path() / "bench/problems/inputs.py").string() + "; ls -A " +
+                         tree.path().string() + "; cat " + (tree.path() / "build/bin/tool").string());
+  EXPECT_EQ(r.out.text.find("the-generator"), std::string::npos) << r.out.text;
+  EXPECT_NE(r.out.text.find("the-tool"), std::string::npos) << r.out.text << r.err.text;
+  EXPECT_EQ(r.out.text.find("bench"), std::string::npos) << r.out.text;
+}
+
+TEST_F(sandbox_test, a_stop_request_kills_the_sandbox_at_once) {
+  std::stop_source stop;
+  s.stop = stop.get_token();
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(500ms);
+    stop.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run_cmd("sleep 30");
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  EXPECT_FALSE(r.ok());
 }
 
 TEST_F(sandbox_test, an_api_key_given_to_pkagent_is_not_visible_inside) {
