@@ -156,6 +156,48 @@ std::set<fs::path> files_under(const fs::path& dir) {
   return files;
 }
 
+// The candidate's process set, staged: its workspace, its JIT build directory (a fresh copy of
+// the cache entry for its source, bound at /workspace/ext), kr_torch, and the files the judge put
+// there (which the post-run scan leaves out).
+struct candidate_stage {
+  scratch_dir ws;
+  scratch_dir jit_ws;
+  jit_cache jit;
+  fs::path jit_dir;
+  rank_set_spec spec;
+  std::set<fs::path> ours;
+
+  candidate_stage(const problem& p, const fs::path& solution, const std::string& code, const eval_options& o)
+      : ws(o.keep_workspace),
+        jit_ws(o.keep_workspace),
+        jit(cache_base(o) / "torch-extensions", digest().add(code).hex()) {
+    if (o.keep_workspace && o.progress) o.progress("candidate workspace kept at " + ws.path().string());
+    stage_problem(ws.path(), p, false);
+    spec = set_spec(set_role::candidate, ws.path(), p, o);
+    spec.plan["candidate"] = stage_candidate(ws.path(), solution).string();
+    if (o.isolation == sandbox::isolation::none) {
+      jit_dir = jit.path();
+      fs::create_directories(jit_dir);
+      spec.plan["torch_extensions_dir"] = jit_dir.string();
+    } else {
+      jit_dir = jit_ws.path();
+      jit.copy_into(jit_dir);
+      fs::create_directories(ws.path() / "ext");
+      spec.binds.push_back({jit_dir, sandbox::workspace_inside / "ext", true});
+      spec.plan["torch_extensions_dir"] = "ext";
+    }
+    const kr_torch_offer kr = offer_kr_torch(ws.path(), o.isolation != sandbox::isolation::none, cache_base(o),
+                                             o.device == "cuda" && code.find("kr_torch") != std::string::npos,
+                                             o.progress);
+    if (!kr.note.empty() && o.progress) o.progress(kr.note);
+    spec.binds.insert(spec.binds.end(), kr.binds.begin(), kr.binds.end());
+    spec.plan["python_path"] = kr.python_path;
+    spec.plan["env"] = kr.env;
+    bind_python(spec);
+    ours = files_under(ws.path());
+  }
+};
+
 }  // namespace
 
 fs::path multicast_clean_cache(const eval_options& o) { return cache_base(o) / "multicast-scan-clean"; }
@@ -240,35 +282,7 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
     o.progress(fmt::format("the reference of {} runs for {} trial(s) (cached afterwards)", p.name(), missing.size()));
 
   // The candidate's workspace: the candidate and the input generator, never the reference.
-  const scratch_dir cand_ws(o.keep_workspace);
-  if (o.keep_workspace && o.progress) o.progress("candidate workspace kept at " + cand_ws.path().string());
-  stage_problem(cand_ws.path(), p, false);
-  rank_set_spec cand = set_spec(set_role::candidate, cand_ws.path(), p, o);
-  cand.plan["candidate"] = stage_candidate(cand_ws.path(), solution).string();
-  // JIT builds are kept per candidate content and rank: a fresh copy in every run.
-  const jit_cache jit(cache_base(o) / "torch-extensions", digest().add(code).hex());
-  const scratch_dir jit_ws(o.keep_workspace);
-  fs::path jit_dir;
-  if (o.isolation == sandbox::isolation::none) {
-    jit_dir = jit.path();
-    fs::create_directories(jit_dir);
-    cand.plan["torch_extensions_dir"] = jit_dir.string();
-  } else {
-    jit_dir = jit_ws.path();
-    jit.copy_into(jit_dir);
-    fs::create_directories(cand_ws.path() / "ext");
-    cand.binds.push_back({jit_dir, sandbox::workspace_inside / "ext", true});
-    cand.plan["torch_extensions_dir"] = "ext";
-  }
-  kr_torch_offer kr = offer_kr_torch(cand_ws.path(), o.isolation != sandbox::isolation::none, cache_base(o),
-                                     o.device == "cuda" && code.find("kr_torch") != std::string::npos, o.progress);
-  if (!kr.note.empty() && o.progress) o.progress(kr.note);
-  cand.binds.insert(cand.binds.end(), kr.binds.begin(), kr.binds.end());
-  cand.plan["python_path"] = kr.python_path;
-  cand.plan["env"] = kr.env;
-  bind_python(cand);
-  const std::set<fs::path> ours = files_under(cand_ws.path());
-
+  const candidate_stage cand(p, solution, code, o);
   std::optional<scratch_dir> ref_ws;
   std::optional<rank_set_spec> ref;
   if (reference_runs) {
@@ -281,7 +295,7 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   if (o.progress) o.progress(fmt::format("running {} on {} ranks ({})", solution.filename().string(), o.world, o.device));
   std::optional<rank_set> ref_set;
   if (ref) ref_set.emplace(*ref);
-  rank_set cand_set(cand);
+  rank_set cand_set(cand.spec);
 
   conduct_plan plan;
   plan.trials = trials;
@@ -299,11 +313,11 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   }
   const rank_set_ending cand_end = cand_set.finish();
   const rank_set_ending ref_end = ref_set ? ref_set->finish() : rank_set_ending{};
-  if (o.isolation != sandbox::isolation::none) jit.keep_from(jit_dir);
+  if (o.isolation != sandbox::isolation::none) cand.jit.keep_from(cand.jit_dir);
 
   // Whatever the run left (JIT builds, Triton's cache, files written to the workspace) is scanned
   // for multicast first: a finding overrides every other verdict.
-  if (auto f = scan_what_ran(cand_ws.path(), jit_dir, ours, o)) return conclude(*f);
+  if (auto f = scan_what_ran(cand.ws.path(), cand.jit_dir, cand.ours, o)) return conclude(*f);
   if (!run.background.empty()) {
     std::string what;
     for (const auto& b : run.background) what += (what.empty() ? "" : "; ") + b;
@@ -333,59 +347,15 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
         cache.store(p, key, t.trial, r, refs.file(t.trial, r, true), t.mutated->at(static_cast<std::size_t>(r)));
   }
 
-  // Correctness: every trial and every checked timing call, every rank.
-  const tolerance tol{p.atol, p.rtol};
-  const fs::path cand_out = cand_ws.path() / staged_out;
-  bool all_ok = true;
-  std::vector<double> ref_all, cand_all;
-  for (const trial_record& t : run.trials) {
-    trial_report tr;
-    tr.trial = t.trial;
-    const bool live = t.mutated.has_value() && !refs.cacheable;
-    for (int r = 0; r < o.world; ++r) {
-      const rank_check c = judge_call({r, cand_out, fs::path(fmt::format("rank{}", r)) / t.file,
-                                       refs.file(t.trial, r, live), mutated[t.trial].at(static_cast<std::size_t>(r))},
-                                      tol);
-      add_errors(rep, c);
-      tr.correct = tr.correct && c.ok;
-      tr.ranks.push_back(c);
-    }
-    for (const check_record& chk : run.checks) {
-      if (chk.trial != t.trial) continue;
-      ++tr.checked_calls;
-      for (int r = 0; r < o.world; ++r) {
-        rank_check c = judge_call({r, cand_out, fs::path(fmt::format("rank{}", r)) / chk.file,
-                                   refs.live_out / fmt::format("rank{}", r) / chk.file,
-                                   chk.mutated.at(static_cast<std::size_t>(r))},
-                                  tol);
-        add_errors(rep, c);
-        if (!c.ok) {
-          c.message = "a timed call (checked in secret): " + c.message;
-          tr.correct = false;
-          tr.ranks.at(static_cast<std::size_t>(r)) = c;
-        }
-      }
-    }
-    if (tr.correct && t.timing) {
-      summarize_timing(rep, tr, t.timing->reference_ms, t.timing->candidate_ms, t.timing->flags, t.timing->wall_clock);
-      ref_all.insert(ref_all.end(), t.timing->reference_ms.begin(), t.timing->reference_ms.end());
-      cand_all.insert(cand_all.end(), t.timing->candidate_ms.begin(), t.timing->candidate_ms.end());
-    }
-    all_ok = all_ok && tr.correct;
-    rep.trials.push_back(std::move(tr));
-  }
-  if (!all_ok) {
-    rep.result = verdict::mismatch;
-    for (const auto& t : rep.trials)
-      for (const auto& c : t.ranks)
-        if (!c.ok && rep.message.empty()) rep.message = fmt::format("trial {}, rank {}: {}", t.trial, c.rank, c.message);
-    return finish();
-  }
-  rep.result = verdict::correct;
-  if (o.perf) {
-    summarize_pooled_timing(rep, ref_all, cand_all);
-    if (!rep.speedup) rep.message = "timings missing from the run";
-  }
+  // Correctness: every trial and every checked timing call, every rank; then the timings.
+  reference_outputs outs;
+  outs.live_out = refs.live_out;
+  outs.mutated = std::move(mutated);
+  outs.file = [&](int trial, int rank) {
+    const auto it = std::find_if(run.trials.begin(), run.trials.end(), [&](const auto& t) { return t.trial == trial; });
+    return refs.file(trial, rank, it != run.trials.end() && it->mutated && !refs.cacheable);
+  };
+  judge_run(rep, run, outs, cand.ws.path() / staged_out, o.world, {p.atol, p.rtol}, o.perf);
   return finish();
 }
 

@@ -10,6 +10,29 @@ namespace pk::bench {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+void summarize_timing(eval_report& r, trial_report& t, const std::vector<double>& reference_ms,
+                      const std::vector<double>& candidate_ms, const std::vector<std::string>& flags, bool wall_clock) {
+  t.timing_flags = flags;
+  t.wall_clock = wall_clock;
+  for (const auto& f : flags) r.timing_flags.push_back(fmt::format("trial {}: {}", t.trial, f));
+  if (reference_ms.empty() || candidate_ms.empty()) return;
+  t.reference = stats_of(reference_ms);
+  t.candidate = stats_of(candidate_ms);
+  if (t.candidate->median_ms > 0) t.speedup = t.reference->median_ms / t.candidate->median_ms;
+}
+
+void summarize_pooled_timing(eval_report& r, const std::vector<double>& reference_ms,
+                             const std::vector<double>& candidate_ms) {
+  if (reference_ms.empty() || candidate_ms.empty()) return;
+  r.reference = stats_of(reference_ms);
+  r.candidate = stats_of(candidate_ms);
+  if (r.candidate->median_ms > 0) r.speedup = r.reference->median_ms / r.candidate->median_ms;
+}
+
+}  // namespace
+
 rank_check judge_call(const recorded_call& call, tolerance tol) {
   rank_check rc;
   rc.rank = call.rank;
@@ -41,23 +64,57 @@ void add_errors(eval_report& r, const rank_check& c) {
   r.max_rel_error = std::max(r.max_rel_error, c.max_rel_error);
 }
 
-void summarize_timing(eval_report& r, trial_report& t, const std::vector<double>& reference_ms,
-                      const std::vector<double>& candidate_ms, const std::vector<std::string>& flags, bool wall_clock) {
-  t.timing_flags = flags;
-  t.wall_clock = wall_clock;
-  for (const auto& f : flags) r.timing_flags.push_back(fmt::format("trial {}: {}", t.trial, f));
-  if (reference_ms.empty() || candidate_ms.empty()) return;
-  t.reference = stats_of(reference_ms);
-  t.candidate = stats_of(candidate_ms);
-  if (t.candidate->median_ms > 0) t.speedup = t.reference->median_ms / t.candidate->median_ms;
-}
-
-void summarize_pooled_timing(eval_report& r, const std::vector<double>& reference_ms,
-                             const std::vector<double>& candidate_ms) {
-  if (reference_ms.empty() || candidate_ms.empty()) return;
-  r.reference = stats_of(reference_ms);
-  r.candidate = stats_of(candidate_ms);
-  if (r.candidate->median_ms > 0) r.speedup = r.reference->median_ms / r.candidate->median_ms;
+void judge_run(eval_report& rep, const conduct_outcome& run, const reference_outputs& refs,
+               const fs::path& candidate_out, int world, tolerance tol, bool perf) {
+  auto rank_dir = [](int r) { return fs::path(fmt::format("rank{}", r)); };
+  bool all_ok = true;
+  std::vector<double> ref_all, cand_all;
+  for (const trial_record& t : run.trials) {
+    trial_report tr;
+    tr.trial = t.trial;
+    const auto& mutated = refs.mutated.at(t.trial);
+    for (int r = 0; r < world; ++r) {
+      const rank_check c = judge_call(
+          {r, candidate_out, rank_dir(r) / t.file, refs.file(t.trial, r), mutated.at(static_cast<std::size_t>(r))}, tol);
+      add_errors(rep, c);
+      tr.correct = tr.correct && c.ok;
+      tr.ranks.push_back(c);
+    }
+    for (const check_record& chk : run.checks) {
+      if (chk.trial != t.trial) continue;
+      ++tr.checked_calls;
+      for (int r = 0; r < world; ++r) {
+        rank_check c = judge_call({r, candidate_out, rank_dir(r) / chk.file, refs.live_out / rank_dir(r) / chk.file,
+                                   chk.mutated.at(static_cast<std::size_t>(r))},
+                                  tol);
+        add_errors(rep, c);
+        if (!c.ok && tr.ranks.at(static_cast<std::size_t>(r)).ok) {
+          c.message = "a timed call (checked in secret): " + c.message;
+          tr.correct = false;
+          tr.ranks.at(static_cast<std::size_t>(r)) = c;
+        }
+      }
+    }
+    if (tr.correct && t.timing) {
+      summarize_timing(rep, tr, t.timing->reference_ms, t.timing->candidate_ms, t.timing->flags, t.timing->wall_clock);
+      ref_all.insert(ref_all.end(), t.timing->reference_ms.begin(), t.timing->reference_ms.end());
+      cand_all.insert(cand_all.end(), t.timing->candidate_ms.begin(), t.timing->candidate_ms.end());
+    }
+    all_ok = all_ok && tr.correct;
+    rep.trials.push_back(std::move(tr));
+  }
+  if (!all_ok) {
+    rep.result = verdict::mismatch;
+    for (const auto& t : rep.trials)
+      for (const auto& c : t.ranks)
+        if (!c.ok && rep.message.empty()) rep.message = fmt::format("trial {}, rank {}: {}", t.trial, c.rank, c.message);
+    return;
+  }
+  rep.result = verdict::correct;
+  if (perf) {
+    summarize_pooled_timing(rep, ref_all, cand_all);
+    if (!rep.speedup) rep.message = "timings missing from the run";
+  }
 }
 
 }  // namespace pk::bench

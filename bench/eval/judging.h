@@ -5,9 +5,12 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <vector>
 
 #include "bench/eval/compare.h"
+#include "bench/eval/conductor.h"
 #include "bench/eval/report.h"
 
 namespace pk::bench {
@@ -28,10 +31,16 @@ rank_check judge_call(const recorded_call& call, tolerance tol);
 /// Folds a rank's check into the report's pooled errors.
 void add_errors(eval_report& r, const rank_check& c);
 
-/// Fills the trial's and the report's timing statistics and flags (pooled over trials).
-void summarize_timing(eval_report& r, trial_report& t, const std::vector<double>& reference_ms,
-                      const std::vector<double>& candidate_ms, const std::vector<std::string>& flags, bool wall_clock);
-void summarize_pooled_timing(eval_report& r, const std::vector<double>& reference_ms,
-                             const std::vector<double>& candidate_ms);
+/// Where the reference's outputs of a run are.
+struct reference_outputs {
+  std::function<std::filesystem::path(int trial, int rank)> file;  ///< a trial's (cache or live)
+  std::filesystem::path live_out;  ///< the reference set's output directory (checked calls)
+  std::map<int, std::vector<std::vector<bool>>> mutated;  ///< per trial and rank
+};
+
+/// Judges every trial and checked call of `run` into `rep`: the verdict (correct or mismatch, with
+/// the first failure's message), per-rank errors, and (with `perf`) the timings.
+void judge_run(eval_report& rep, const conduct_outcome& run, const reference_outputs& refs,
+               const std::filesystem::path& candidate_out, int world, tolerance tol, bool perf);
 
 }  // namespace pk::bench
