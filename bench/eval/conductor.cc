@@ -126,18 +126,23 @@ class driver {
     out_.trials.push_back(std::move(rec));
   }
 
-  // One block of `who`'s set with the given per-rank, per-call seeds (ignored for a null block).
-  block_record block(set_role who, int t, const std::vector<std::vector<std::int64_t>>& seeds, std::int64_t shared,
-                     double hold, bool null, bool warmup, int pair) {
+  // Both sets build the inputs of their next block: the same per-rank, per-call seeds, while no
+  // block is being timed.
+  void prepare_pair(int t) {
+    const std::int64_t shared = seeds_.next();
+    const auto seeds = call_seeds();
+    for (rank_set* s : {&cand_, ref_})
+      for (int r = 0; r < world(); ++r)
+        s->send(r, {{"cmd", "prepare"}, {"trial", t}, {"seeds", seeds[static_cast<std::size_t>(r)]},
+                    {"shared_seed", shared}});
+    await({&cand_, ref_}, fmt::format("timing {}", t), plan_.phase_timeout_s);
+  }
+
+  // One block of `who`'s set on the inputs it prepared last (none for a null block).
+  block_record block(set_role who, int t, double hold, bool null, bool warmup, int pair) {
     rank_set& s = who == set_role::reference ? *ref_ : cand_;
     const std::string phase = fmt::format("timing {}", t);
     const int calls = plan_.timing.block_calls;
-    if (!null) {
-      for (int r = 0; r < world(); ++r)
-        s.send(r, {{"cmd", "prepare"}, {"trial", t}, {"seeds", seeds[static_cast<std::size_t>(r)]},
-                   {"shared_seed", shared}});
-      await({&s}, phase, plan_.phase_timeout_s);
-    }
     const auto t0 = clock::now();
     s.send_all({{"cmd", "block"}, {"block", blocks_run_++}, {"hold_ms", hold}, {"null", null}, {"calls", calls}});
     const auto replies = await({&s}, phase, plan_.phase_timeout_s)[0];
@@ -186,11 +191,10 @@ class driver {
     const auto w0 = clock::now();
     double hold = 0.5;
     for (int round = 0;; ++round) {
-      const std::int64_t shared = seeds_.next();
-      const auto seeds = call_seeds();
+      prepare_pair(t);
       for (set_role who : round % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
                                          : std::vector{set_role::candidate, set_role::reference})
-        warm.push_back(block(who, t, seeds, shared, hold, false, true, -1));
+        warm.push_back(block(who, t, hold, false, true, -1));
       const double spent = std::chrono::duration<double, std::milli>(clock::now() - w0).count();
       if (warmup_done(warm, o, spent, first_timing_)) break;
       hold = hold_ms(warm);
@@ -210,16 +214,15 @@ class driver {
     std::vector<block_record> timed;
     const int null_every = std::max(1, pairs / 4);
     for (int p = 0; p < pairs; ++p) {
-      if (p % null_every == 0) timed.push_back(block(set_role::reference, t, {}, 0, hold, true, false, -1));
-      const std::int64_t shared = seeds_.next();
-      const auto seeds = call_seeds();
+      if (p % null_every == 0) timed.push_back(block(set_role::reference, t, hold, true, false, -1));
+      prepare_pair(t);
       for (set_role who : p % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
                                      : std::vector{set_role::candidate, set_role::reference})
-        timed.push_back(block(who, t, seeds, shared, hold, false, false, p));
+        timed.push_back(block(who, t, hold, false, false, p));
       for (const auto& [cp, call] : checked)
         if (cp == p) check(t, call);
     }
-    timed.push_back(block(set_role::reference, t, {}, 0, hold, true, false, -1));
+    timed.push_back(block(set_role::reference, t, hold, true, false, -1));
     rec.blocks = warm;
     rec.blocks.insert(rec.blocks.end(), timed.begin(), timed.end());
     rec.timing = judge_timing(timed);

@@ -1,21 +1,20 @@
 # The reference all-reduce followed by a GPU-side spin of 5% of the reference's own call time: the
 # judge must report it slower in every trial.
 #
-# The spin is calibrated afresh whenever the evaluator hands over a new input tensor (the
-# correctness call of each trial, then the timing of that trial), because the reference's per-call
-# time moves between trials on the same host (45 to 135 us for problem 1 on H200): a delay fixed
-# once, in the first call of the process while NCCL and the clocks still settle, came out near 10%.
-# Calibration times the reference as the judge does (cold L2, ranks aligned by a one-element
-# all-reduce, each block of calls behind a GPU spin), after a warm-up; the spin is then corrected from
-# the slowed call's own median (the spin kernel's launch costs time of its own), and all ranks agree
-# on the largest delay, so every rank spins the same number of cycles.
+# The spin is calibrated once, in the first call (every call gets inputs of its own, so there is no
+# later moment all ranks would agree on), after a warm-up long enough for NCCL and the clocks to
+# settle (1.5 s: a delay fixed within the first 300 ms came out near 10%). Calibration times the
+# reference as the judge does (cold L2, ranks aligned by a one-element all-reduce, each block of
+# calls behind a GPU spin); the spin is then corrected from the slowed call's own median (the spin
+# kernel's launch costs time of its own), and all ranks agree on the largest delay, so every rank
+# spins the same number of cycles.
 import time
 
 import torch
 import torch.distributed as dist
 
 SLOWDOWN = 0.05
-_state = {"key": None, "cycles": 0}
+_state = {"cycles": None}
 
 
 def _reference(tensor):
@@ -58,9 +57,9 @@ def _calibrate(tensor):
     torch.cuda._sleep(cycles)
     sleep_ms = _median_ms(lambda: torch.cuda._sleep(cycles), 20)
     hold = int(2.0 / sleep_ms * cycles)  # 2 ms of spin before each block of 5 calls
-    # Warm up for 300 ms (the same number of rounds on every rank), then time 200 calls.
+    # Warm up for 1.5 s (the same number of rounds on every rank), then time 200 calls.
     t0, rounds = time.perf_counter(), 0
-    while _agree_max(time.perf_counter() - t0 < 0.3, tensor.device) > 0 or rounds < 2:
+    while _agree_max(time.perf_counter() - t0 < 1.5, tensor.device) > 0 or rounds < 2:
         _median_ms(lambda: _reference(tensor), 20, prepare, hold)
         rounds += 1
     ref_ms = _median_ms(lambda: _reference(tensor), 200, prepare, hold)
@@ -75,9 +74,8 @@ def _calibrate(tensor):
 
 
 def solution(tensor):
-    key = (tensor.data_ptr(), id(tensor))
-    if _state["key"] != key:
-        _state["key"], _state["cycles"] = key, _calibrate(tensor)
+    if _state["cycles"] is None:
+        _state["cycles"] = _calibrate(tensor)
     out = _reference(tensor)
     torch.cuda._sleep(_state["cycles"])
     return out
