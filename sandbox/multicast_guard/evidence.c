@@ -66,10 +66,13 @@ static int first_time(const char* event, const char* entry, const char* route) {
   return 0;
 }
 
+/* The sandbox's log first: it exists only where the sandbox bound it, and there a variable set
+ * inside cannot send the evidence elsewhere. */
 static void append(const char* line, size_t length) {
+  const int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+  int fd = open(PK_MULTICAST_GUARD_LOG_DEFAULT, flags);
   const char* path = getenv(PK_MULTICAST_GUARD_LOG_ENV);
-  if (!path || !*path) path = PK_MULTICAST_GUARD_LOG_DEFAULT;
-  const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd < 0 && path && *path) fd = open(path, flags | O_CREAT, 0644);
   if (fd < 0) return;
   (void)!write(fd, line, length);
   close(fd);

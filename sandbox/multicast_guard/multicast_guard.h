@@ -5,9 +5,10 @@
  * PK_MULTICAST_GUARD_REFUSAL instead of reaching the driver, and
  * CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED reads 0. See README.md in this directory.
  *
- * Evidence: one line per event, appended to the file named by PK_MULTICAST_GUARD_LOG_ENV, or to
- * PK_MULTICAST_GUARD_LOG_DEFAULT when that variable is unset (a child started with an empty
- * environment still reports there inside the sandbox). Each line is
+ * Evidence: one line per event, appended to PK_MULTICAST_GUARD_LOG_DEFAULT where that file exists
+ * (inside a sandbox that bound it there: every process reports to it, one started with an empty
+ * environment or one that set the variable included), else to the file named by
+ * PK_MULTICAST_GUARD_LOG_ENV (created if needed), else nowhere. Each line is
  *
  *   <event> <entry> route=<route> pid=<pid> comm=<comm>
  *
