@@ -18,6 +18,11 @@ namespace pk::sandbox {
 
 /// Where the workspace appears inside.
 inline const std::filesystem::path workspace_inside = "/workspace";
+/// Where preloaded libraries appear inside: in the sealed root, so nothing inside can move them.
+inline const std::filesystem::path preload_dir_inside = "/.pkagent";
+/// Where the host's /etc appears when /etc itself is rebuilt for a preload (at the same depth as
+/// /etc, so relative links inside it still resolve).
+inline const std::filesystem::path host_etc_inside = "/.host-etc";
 
 struct filesystem_layout {
   std::filesystem::path workspace;       ///< host directory, bound read-write at /workspace
@@ -26,9 +31,20 @@ struct filesystem_layout {
   std::vector<bind_mount> binds;         ///< the spec's extra mounts
   std::vector<std::filesystem::path> hidden;  ///< host directories shown empty (tmpfs)
   std::filesystem::path host_root = "/"; ///< tests may point this at a fake root
+  /// Libraries every dynamically linked process inside loads first, whatever its environment
+  /// (the GPU multicast guard): each is bound read-only into preload_dir_inside and named in
+  /// /etc/ld.so.preload, which bwrap reads from descriptor preload_list_fd (its text:
+  /// ld_so_preload_text). /etc is then a read-only directory of links into the host's /etc
+  /// (bound at host_etc_inside), since no file can be added to a read-only bind of the host's own.
+  std::vector<std::filesystem::path> preload;
+  int preload_list_fd = -1;
 };
 
-/// The bwrap arguments, in order. Throws sandbox_error for a missing workspace or bind source.
+/// The bwrap arguments, in order. Throws sandbox_error for a missing workspace, bind source or
+/// preload library.
 std::vector<std::string> filesystem_args(const filesystem_layout& layout);
+
+/// /etc/ld.so.preload inside: the layout's preload libraries, then the host's own entries.
+std::string ld_so_preload_text(const filesystem_layout& layout);
 
 }  // namespace pk::sandbox

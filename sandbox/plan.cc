@@ -26,6 +26,19 @@ std::string host_home(const env_map& env) {
   return it == env.end() || it->second.empty() ? "/root" : it->second;
 }
 
+// NVLink multicast is refused at run time in every process given GPUs (gpu_guard.h); a GPU
+// sandbox without the guard is not made.
+std::vector<fs::path> gpu_preload(const spec& s, const host_facts& host) {
+  if (s.gpus.empty()) return {};
+  std::error_code ec;
+  if (!fs::is_regular_file(host.multicast_guard, ec)) {
+    throw sandbox_error(fmt::format("the multicast guard {} is missing, and no GPU is lent without it: build it "
+                                    "(cmake --build build --target pk_multicast_guard)",
+                                    host.multicast_guard.string()));
+  }
+  return {host.multicast_guard};
+}
+
 }  // namespace
 
 host_facts host_facts::current() {
@@ -43,9 +56,11 @@ plan make_plan(const spec& s, const std::string& command, const host_facts& host
   p.cwd = fs::absolute(s.workspace).lexically_normal();
   p.rlimits = rlimits_for(s.limits, !host.pids_cgroup);
 
+  const std::vector<fs::path> preload = gpu_preload(s, host);
   if (s.isolation == isolation::none) {
     // No namespaces: the host's own GPU numbering applies and its home stays the home.
     env_map gpu;
+    if (!s.gpus.empty()) gpu = gpu_guard_env({}, {}, preload.front());
     if (!s.gpus.empty()) gpu["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(s.gpus, ","));
     if (!s.gpus.empty()) gpu["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     p.env = sandbox_environment(host.environment, host_home(host.environment), s.env, gpu);
@@ -74,8 +89,11 @@ plan make_plan(const spec& s, const std::string& command, const host_facts& host
   }
   p.argv.insert(p.argv.end(), {"--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname",
                                "pkagent-sandbox"});
-  const auto fs_args = filesystem_args({s.workspace, home, s.limits.tmp_bytes, s.binds, s.hidden, host.root});
+  const filesystem_layout layout{s.workspace, home, s.limits.tmp_bytes, s.binds, s.hidden, host.root,
+                                 preload, ld_so_preload_fd};
+  const auto fs_args = filesystem_args(layout);
   p.argv.insert(p.argv.end(), fs_args.begin(), fs_args.end());
+  if (!preload.empty()) p.fd_data.emplace_back(ld_so_preload_fd, ld_so_preload_text(layout));
   p.argv.insert(p.argv.end(), gpus.bwrap_args.begin(), gpus.bwrap_args.end());
 
   // bash -l runs /etc/profile, which on Debian resets PATH; the home's .bash_profile (read

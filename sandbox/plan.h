@@ -7,6 +7,7 @@
 
 #include "sandbox/environment.h"
 #include "sandbox/gpu_devices.h"
+#include "sandbox/gpu_guard.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::sandbox {
@@ -14,6 +15,7 @@ namespace pk::sandbox {
 /// Descriptor numbers the sandboxed bwrap reads its extra inputs from.
 inline constexpr int seccomp_fd = 100;
 inline constexpr int profile_fd = 101;
+inline constexpr int ld_so_preload_fd = 102;
 
 /// What make_plan reads from the host.
 struct host_facts {
@@ -23,11 +25,16 @@ struct host_facts {
   std::filesystem::path root = "/";    ///< whose top-level entries become the read-only root
   bool network_namespace = true;       ///< false: seccomp refuses IP sockets instead
   bool pids_cgroup = true;             ///< false: RLIMIT_NPROC caps the process count instead
+  /// Loaded first into every process given GPUs (gpu_guard.h).
+  std::filesystem::path multicast_guard = multicast_guard_library();
 
   /// This host, as it is now (cheap: no process is started).
   static host_facts current();
 };
 
 plan make_plan(const spec& s, const std::string& command, const host_facts& host);
+
+/// Runs a plan made for `s` (run() is make_plan for this host, then this).
+result execute(const spec& s, const plan& p);
 
 }  // namespace pk::sandbox

@@ -95,6 +95,8 @@ const probe_outcome& probe_once() {
 /// bwrap failed before the command started: it exits 1 with its own "bwrap: " message.
 bool setup_failed(const result& r) { return r.exit_code == 1 && r.err.text.rfind("bwrap: ", 0) == 0; }
 
+}  // namespace
+
 result execute(const spec& s, const plan& p) {
   result r;
   // A cgroup even without limits: it is the one place that counts the CPU time of everything
@@ -148,8 +150,6 @@ result execute(const spec& s, const plan& p) {
   for (const auto& w : p.warnings) r.note += (r.note.empty() ? "" : "; ") + w;
   return r;
 }
-
-}  // namespace
 
 std::optional<std::string> unavailable_reason() { return probe_once().reason; }
 
