@@ -25,13 +25,13 @@ class driver {
 
   conduct_outcome run() {
     try {
-      ready();
+      step("ready", [&] { ready(); });
       for (int t : plan_.trials) {
-        trial(t);
-        if (plan_.perf) timing(t);
+        step(fmt::format("trial {}", t), [&] { trial(t); });
+        if (plan_.perf) step(fmt::format("timing {}", t), [&] { timing(t); });
         census(fmt::format("trial {}", t));
       }
-      shutdown();
+      step("shutdown", [&] { shutdown(); });
     } catch (const stop_conducting&) {
     }
     return std::move(out_);
@@ -39,6 +39,13 @@ class driver {
 
  private:
   int world() const { return cand_.world(); }
+
+  template <class F>
+  void step(const std::string& name, F body) {
+    const auto t0 = clock::now();
+    body();
+    out_.steps.emplace_back(name, std::chrono::duration<double>(clock::now() - t0).count());
+  }
 
   std::vector<rank_set*> both() {
     std::vector<rank_set*> s{&cand_};

@@ -59,6 +59,8 @@ struct conduct_outcome {
   set_role failed = set_role::candidate;
   /// Work the candidate left running: processes alive after its calls, Python threads it started.
   std::vector<std::string> background;
+  /// Wall-clock seconds of each step ("ready", "trial 0", "timing 0", ..., "shutdown").
+  std::vector<std::pair<std::string, double>> steps;
 };
 
 /// Runs the protocol. `reference` may be null when its set is not needed (no timing, all trials

@@ -311,12 +311,17 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
     cand_set.stop();
     if (ref_set) ref_set->stop();
   }
+  rep.steps = run.steps;
   const rank_set_ending cand_end = cand_set.finish();
   const rank_set_ending ref_end = ref_set ? ref_set->finish() : rank_set_ending{};
   if (o.isolation != sandbox::isolation::none) cand.jit.keep_from(cand.jit_dir);
 
   // Whatever the run left (JIT builds, Triton's cache, files written to the workspace) is scanned
   // for multicast first: a finding overrides every other verdict.
+  if (!cand_end.multicast_refusals.empty())
+    return conclude({verdict::forbidden, forbidden_reason::multicast,
+                     "the run-time guard refused NVLink multicast in the candidate's processes (nothing reached "
+                     "the GPU): " + cand_end.multicast_refusals, ""});
   if (auto f = scan_what_ran(cand.ws.path(), cand.jit_dir, cand.ours, o)) return conclude(*f);
   if (!run.background.empty()) {
     std::string what;
@@ -327,9 +332,14 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
                      ""});
   }
   if (run.failure) {
-    if (run.failed == set_role::reference)
+    // The input generator failed before any candidate code ran: the problem is broken, not the
+    // candidate.
+    const bool generator = run.failure->what == rank_failure::kind::reported &&
+                           run.failure->worker_kind == "generator_error";
+    if (run.failed == set_role::reference || generator)
       throw evaluation_error(fmt::format("the reference of problem {} failed: {}", p.name(),
-                                         describe(*run.failure, ref_end)));
+                                         describe(*run.failure, run.failed == set_role::reference ? ref_end
+                                                                                                   : cand_end)));
     return conclude(verdict_for(*run.failure, cand_end));
   }
 

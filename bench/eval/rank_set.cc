@@ -21,6 +21,7 @@
 #include <fmt/ranges.h>
 
 #include "bench/eval/untrusted_file.h"
+#include "sandbox/gpu_guard.h"
 #include "sandbox/process.h"
 
 extern char** environ;
@@ -87,6 +88,10 @@ struct rank_set::impl {
     if (!control_dir.empty()) fs::remove_all(control_dir, ec);
   }
 
+  // Where the run-time multicast guard of the set's processes leaves its evidence: the judge's
+  // private directory, bound in at the guard's own path.
+  fs::path guard_log() const { return control_dir / "multicast_guard.log"; }
+
   void latch(rank_failure f) {
     if (!latched) latched = std::move(f);
   }
@@ -121,7 +126,10 @@ struct rank_set::impl {
           if (eq != std::string::npos) ps.env[kv.substr(0, eq)] = kv.substr(eq + 1);
         }
         for (const auto& [k, v] : spec.env) ps.env[k] = v;
-        if (!spec.gpus.empty()) ps.env["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(spec.gpus, ","));
+        if (!spec.gpus.empty()) {
+          ps.env["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(spec.gpus, ","));
+          for (const auto& [k, v] : sandbox::gpu_guard_env(guard_log(), ps.env["LD_PRELOAD"])) ps.env[k] = v;
+        }
         ps.cwd = spec.workspace;
         ps.timeout = spec.wall_limit;
         sandbox::process_set set;
@@ -144,6 +152,7 @@ struct rank_set::impl {
         s.binds = spec.binds;
         s.binds.push_back({exe.parent_path(), exe.parent_path(), false});
         s.binds.push_back({control_dir, socket_dir_inside, false});
+        if (!spec.gpus.empty()) s.binds.push_back(sandbox::guard_log_bind(guard_log()));
         s.hidden = spec.hidden;
         s.env = spec.env;
         s.isolation = spec.isolation;
@@ -155,6 +164,10 @@ struct rank_set::impl {
       run_error = ex.what();
     }
     // Whatever ran in the set has ended: its files no longer change.
+    if (!spec.gpus.empty()) {
+      const auto refused = sandbox::read_guard_log(guard_log()).refusals();
+      if (!refused.empty()) e.multicast_refusals = sandbox::describe_refusals(refused);
+    }
     if (untrusted_file_exists(spec.workspace, "ranks.json")) {
       try {
         e.ranks = ranks_report_from_json(json::parse(read_untrusted(spec.workspace, "ranks.json", max_ranks_json)));
@@ -309,28 +322,49 @@ std::optional<rank_failure> await_replies(std::span<rank_set* const> sets, const
     f.set = sets[i]->role();
     return std::optional<rank_failure>(std::move(f));
   };
-  // A rank whose connection closed without an answer fails the set, but only after a short grace:
-  // the rank that really failed (the others are then killed by their supervisor) may still have
-  // its error on the way.
-  std::optional<rank_set::clock::time_point> first_closed;
-  std::optional<rank_failure> closed_failure;
+  // Which failure is reported: a reference set's at once (the judge's own problem, whatever the
+  // candidate did); a candidate set's only once no reference set in the wait can still fail too,
+  // or after a grace (both sets run the same command: a broken input generator fails both, and
+  // must not read as the candidate's fault). A rank whose connection closed without an answer
+  // counts only after half a second: the rank that really failed (the others are then killed by
+  // their supervisor) may still have its error on the way.
+  using tp = rank_set::clock::time_point;
+  std::vector<std::optional<rank_failure>> failed(sets.size());
+  std::vector<std::optional<tp>> closed_since(sets.size());
+  std::optional<tp> first_candidate_failure;
+  auto record = [&](std::optional<rank_failure> f) -> bool {  // true: report it now
+    if (sets[i]->role() == set_role::reference) return true;
+    failed[i] = std::move(f);
+    if (!first_candidate_failure) first_candidate_failure = rank_set::clock::now();
+    return false;
+  };
   while (true) {
     bool all = true;
     for (i = 0; i < sets.size(); ++i) {
+      if (failed[i]) continue;
       rank_set::impl& m = *sets[i]->impl_;
       m.accept_all();
       m.name_connections();
       for (std::size_t r = 0; r < m.ranks.size(); ++r)
         if (m.ranks[r].fd >= 0) m.drain(m.ranks[r], static_cast<int>(r));
-      if (m.latched) return fail(*m.latched);
-      for (std::size_t r = 0; r < m.ranks.size(); ++r) {
+      if (m.latched) {
+        if (auto f = fail(*m.latched); record(f)) return f;
+        continue;
+      }
+      std::optional<rank_failure> reported;
+      for (std::size_t r = 0; r < m.ranks.size() && !reported; ++r) {
         const link& l = m.ranks[r];
         if (!replies[i][r].is_null() || l.inbox.empty() || !l.inbox.front().contains("error")) continue;
         const json& e = l.inbox.front()["error"];
         const std::string p = e.is_object() ? e.value("phase", "") : "";
-        return fail({rank_failure::kind::reported, static_cast<int>(r), p.empty() ? phase : p,
-                     e.is_object() ? e.value("kind", "") : "", e.is_object() ? e.value("message", "") : e.dump()});
+        reported = fail({rank_failure::kind::reported, static_cast<int>(r), p.empty() ? phase : p,
+                         e.is_object() ? e.value("kind", "") : "", e.is_object() ? e.value("message", "") : e.dump()});
       }
+      if (reported) {
+        if (record(reported)) return reported;
+        continue;
+      }
+      std::optional<rank_failure> gone_rank;
       for (std::size_t r = 0; r < m.ranks.size(); ++r) {
         link& l = m.ranks[r];
         if (!replies[i][r].is_null()) continue;
@@ -341,27 +375,46 @@ std::optional<rank_failure> await_replies(std::span<rank_set* const> sets, const
           const bool ok = ready_due ? reply.value("ready", false)
                                     : l.awaiting && reply.value("id", json()) == json(*l.awaiting) &&
                                           reply.value("ok", false);
-          if (!ok)
-            return fail({rank_failure::kind::tampered, static_cast<int>(r), "", "",
-                         fmt::format("answered the judge with a message it did not ask for: {}",
-                                     reply.dump().substr(0, 300))});
+          if (!ok) {
+            gone_rank.reset();
+            reported = fail({rank_failure::kind::tampered, static_cast<int>(r), "", "",
+                             fmt::format("answered the judge with a message it did not ask for: {}",
+                                         reply.dump().substr(0, 300))});
+            break;
+          }
           l.awaiting.reset();
           replies[i][r] = std::move(reply);
           continue;
         }
         all = false;
         const bool gone = l.closed || (m.ended && l.fd < 0) || (m.ended && l.inbox.empty());
-        if (gone && !closed_failure) {
-          closed_failure = fail({rank_failure::kind::exited, static_cast<int>(r), "", "", ""});
-          first_closed = rank_set::clock::now();
-        }
+        if (gone && !gone_rank) gone_rank = fail({rank_failure::kind::exited, static_cast<int>(r), "", "", ""});
+      }
+      if (reported) {
+        if (record(reported)) return reported;
+        continue;
+      }
+      if (gone_rank) {
+        if (!closed_since[i]) closed_since[i] = rank_set::clock::now();
+        if (rank_set::clock::now() - *closed_since[i] > std::chrono::milliseconds(500) && record(gone_rank))
+          return gone_rank;
       }
     }
+    // A candidate set's failure, once no reference set can still fail on the same command.
+    if (first_candidate_failure) {
+      bool reference_pending = false;
+      for (i = 0; i < sets.size(); ++i)
+        if (sets[i]->role() == set_role::reference && !failed[i])
+          for (const auto& r : replies[i]) reference_pending = reference_pending || r.is_null();
+      if (!reference_pending || rank_set::clock::now() - *first_candidate_failure > std::chrono::seconds(3))
+        for (const auto& f : failed)
+          if (f) return f;
+    }
     if (all) return std::nullopt;
-    if (closed_failure && rank_set::clock::now() - *first_closed > std::chrono::milliseconds(500))
-      return closed_failure;
     const auto now = rank_set::clock::now();
     if (now >= deadline) {
+      for (const auto& f : failed)
+        if (f) return f;
       for (i = 0; i < sets.size(); ++i)
         for (std::size_t r = 0; r < replies[i].size(); ++r)
           if (replies[i][r].is_null()) return fail({rank_failure::kind::timeout, static_cast<int>(r), phase, "", ""});

@@ -61,6 +61,9 @@ struct rank_failure {
 struct rank_set_ending {
   sandbox::result sandbox;
   std::optional<ranks_report> ranks;  ///< ranks.json, when it could be read
+  /// NVLink multicast calls the run-time guard refused in the set's processes, one per line
+  /// (sandbox/gpu_guard.h); empty when there were none.
+  std::string multicast_refusals;
 };
 
 class rank_set {

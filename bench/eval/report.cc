@@ -103,6 +103,7 @@ json to_json(const eval_report& r) {
           {"roofline_limiter", r.roofline_limiter},
           {"reference_cached", r.reference_cached},
           {"wall_seconds", r.wall_seconds},
+          {"steps", r.steps},
           {"sandbox", r.sandbox}};
 }
 

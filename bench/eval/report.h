@@ -69,6 +69,7 @@ struct eval_report {
   std::string roofline_limiter;
   bool reference_cached = false;  ///< the reference outputs came from the cache
   double wall_seconds = 0;
+  std::vector<std::pair<std::string, double>> steps;  ///< seconds per step of the run (ready, trial k ...)
   std::string sandbox;            ///< "bwrap" or "none"
 
   bool ok() const { return result == verdict::correct; }

@@ -231,7 +231,7 @@ class Rank:
         if problem.get("upstream_root"):
             self.make_inputs = upstream_make_inputs(problem["upstream_root"], int(problem["id"]))
         else:
-            self.make_inputs = getattr(load_module("pk_inputs", problem["inputs"], "harness_error"), "make_inputs")
+            self.make_inputs = getattr(load_module("pk_inputs", problem["inputs"], "generator_error"), "make_inputs")
         self.takes_shared_seed = "shared_seed" in inspect.signature(self.make_inputs).parameters
         self.threads_before = timing.active_threads()
         if self.side == "reference":
