@@ -6,13 +6,12 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
+
+#include "config/read_file.h"
 
 namespace pk::bench {
 
@@ -24,12 +23,8 @@ class digest {
     mix(0xff);
     return *this;
   }
-  /// Adds a file's bytes (as add() does); throws std::runtime_error naming it if it cannot be read.
-  digest& add_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("{}: cannot read", path.string()));
-    return add(std::string(std::istreambuf_iterator<char>(in), {}));
-  }
+  /// Adds a file's bytes (as add() does); throws std::system_error naming it if it cannot be read.
+  digest& add_file(const std::filesystem::path& path) { return add(read_file(path)); }
   std::uint64_t value() const { return h_; }
   std::string hex() const { return fmt::format("{:016x}", h_); }
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/transcript.h"
+#include "config/read_file.h"
 #include "bench/metrics/results_file.h"
 #include "agent/run/pkb_tool/python_env.h"
 #include "agent/run/pkb_tool/server.h"
@@ -57,8 +58,7 @@ class run_gpu_test : public ::testing::Test {
     if (!ended) c.terminate();
     c.wait();
     wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::ifstream in(log);
-    *text = {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    *text = read_file(log);
     if (!ended) ADD_FAILURE() << "pkagent " << args.at(0) << " did not end within " << limit.count() << " s\n" << *text;
     return ended ? c.exit_code() : -1;
   }
@@ -81,8 +81,7 @@ TEST_F(run_gpu_test, DemoAgentSolvesProblem1) {
   EXPECT_GT(*e.speedup, 0.5);  // the reference against itself
   EXPECT_LT(*e.speedup, 2.0);
   EXPECT_GT(e.gpu_seconds, 0);
-  std::ifstream pkb_log(out / "episodes" / "1_allreduce" / "sample-0" / "pkb.jsonl");
-  std::string all((std::istreambuf_iterator<char>(pkb_log)), std::istreambuf_iterator<char>());
+  const std::string all = read_file(out / "episodes" / "1_allreduce" / "sample-0" / "pkb.jsonl");
   EXPECT_NE(all.find("\"command\":\"check\""), std::string::npos) << all;
   EXPECT_NE(all.find("\"command\":\"bench\""), std::string::npos) << all;
 }
