@@ -1,7 +1,5 @@
 #include "agent/workspace.h"
 
-#include "agent/sha256.h"
-
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
@@ -9,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "config/read_file.h"
+#include "config/sha256.h"
 
 namespace pk::agent {
 
