@@ -21,8 +21,8 @@
 #include "bench/metrics/results_file.h"
 #include "agent/run/pkb_tool/python_env.h"
 #include "agent/run/pkb_tool/server.h"
-#include "agent/run/scheduler/host_gpus.h"
 #include "lease_check.h"
+#include "sandbox/gpu_devices.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::run {
@@ -35,7 +35,7 @@ using json = nlohmann::json;
 class run_gpu_test : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (scheduler::detect_host_gpus().size() < 2) GTEST_SKIP() << "needs 2 NVIDIA GPUs (/dev/nvidia0, 1); none here";
+    if (sandbox::host_gpu_indices().size() < 2) GTEST_SKIP() << "needs 2 NVIDIA GPUs; this host has fewer";
     if (auto why = sandbox::unavailable_reason()) GTEST_SKIP() << "the sandbox cannot run here: " << *why;
     char tmpl[] = "/tmp/pkrun-gpu-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -144,7 +144,7 @@ TEST_F(run_gpu_test, PkbProfileSummarisesTheKernelsOfACorrectCandidate) {
   const bench::problem p = bench::find_problem(suite, "1");
   fs::create_directories(dir_ / "workspace");
   fs::copy_file(p.reference, dir_ / "workspace" / "solution.py");
-  scheduler::gpu_scheduler gpus(scheduler::detect_host_gpus());
+  scheduler::gpu_scheduler gpus(sandbox::host_gpu_indices());
   pkb::context c;
   c.problem = p;
   c.eval.world = 2;
