@@ -197,7 +197,7 @@ TEST_F(run_cli_test, AgentRunSurvivesKill9AndResumes) {
   EXPECT_NE(text.find("reduce"), std::string::npos) << text;
 }
 
-// Issue 8 on CPU: a simulated 4-GPU host (--cpu-slots 4) runs two world-2 final scorings side by
+// Leases on CPU: a simulated 4-GPU host (--cpu-slots 4) runs two world-2 final scorings side by
 // side; the run's lease log shows them overlapping on disjoint slots and never on a shared one.
 TEST_F(run_cli_test, SimulatedFourGpuHostRunsTwoWorldTwoLeasesAtOnce) {
   const fs::path out = dir_ / "host4";
