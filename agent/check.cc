@@ -1,19 +1,14 @@
 #include "agent/check.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
+
+#include "config/read_file.h"
 
 namespace pk::agent {
 
 evaluator check_script_evaluator(const std::filesystem::path& script, const sandbox::spec& base,
                                  double timeout_seconds) {
-  std::ifstream in(script);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the check script", script.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return [body = text.str(), base, timeout_seconds](const std::filesystem::path& workspace) {
+  return [body = read_file(script, "the check script"), base, timeout_seconds](const std::filesystem::path& workspace) {
     sandbox::spec s = base;
     s.workspace = workspace;
     s.stdin_data = body;

@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -13,6 +11,7 @@
 #include "agent/model_choice.h"
 #include "agent/replay.h"
 #include "config/paths.h"
+#include "config/read_file.h"
 #include "config/toml_reader.h"
 
 namespace pk::agent {
@@ -86,14 +85,6 @@ void add_evaluator(episode_options& o, const task_spec& task) {
     o.evaluate = check_script_evaluator(task.check, o.sandbox, o.cfg.limits.command_timeout_seconds);
 }
 
-std::string read_text(const fs::path& file, const char* what) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the {}", file.string(), what));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 int exit_code_for(const episode_result& r) {
   fmt::print("{}\n", r.transcript.string());
   return r.reason == end_reason::submitted ? 0 : 3;
@@ -151,7 +142,7 @@ void add_episode(CLI::App& app, int& exit_code) {
       throw CLI::ValidationError("episode", "a new episode needs --workspace, --model and exactly one of "
                                             "--task or --task-file");
     task_spec task{a->id.empty() ? fs::absolute(a->workspace).filename().string() : a->id,
-                   a->task_file.empty() ? a->task : read_text(a->task_file, "task file"),
+                   a->task_file.empty() ? a->task : read_file(a->task_file, "the task file"),
                    fs::absolute(a->workspace), a->check.empty() ? fs::path() : fs::absolute(a->check)};
     episode_options o = a->options(a->base_config());
     o.seed = a->seed;

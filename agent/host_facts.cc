@@ -4,27 +4,23 @@
 #include <unistd.h>
 
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <thread>
+
+#include "sandbox/gpu_devices.h"
 
 namespace pk::agent {
 
 nlohmann::json host_facts() {
   utsname u{};
   uname(&u);
+  const auto gpus = sandbox::list_host_gpus();
   nlohmann::json models = nlohmann::json::array();
-  std::error_code ec;
-  for (const auto& gpu : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
-    std::ifstream info(gpu.path() / "information");
-    std::string line;
-    while (std::getline(info, line))
-      if (line.rfind("Model:", 0) == 0) models.push_back(line.substr(line.find_first_not_of(" \t", 6)));
-  }
+  for (const auto& gpu : gpus)
+    if (!gpu.model.empty()) models.push_back(gpu.model);
   return {{"hostname", u.nodename},
           {"kernel", u.release},
           {"cpus", std::thread::hardware_concurrency()},
-          {"gpus", {{"count", models.size()}, {"models", models}}}};
+          {"gpus", {{"count", gpus.size()}, {"models", models}}}};
 }
 
 std::string utc_now() {

@@ -7,8 +7,9 @@
 
 namespace pk::agent {
 
-/// {"hostname", "kernel", "cpus", "gpus": {"count", "models": [...]}} from /proc and uname;
-/// GPUs are read from /proc/driver/nvidia (count 0 where there is no NVIDIA driver).
+/// {"hostname", "kernel", "cpus", "gpus": {"count", "models": [...]}} from uname and
+/// sandbox::list_host_gpus (count 0 where there is no NVIDIA driver; a model is listed where the
+/// driver names it).
 nlohmann::json host_facts();
 
 /// The current time as ISO 8601 UTC ("2026-11-30T14:05:09Z").

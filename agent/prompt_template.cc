@@ -1,10 +1,10 @@
 #include "agent/prompt_template.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
+
+#include "config/read_file.h"
 
 namespace pk::agent {
 namespace {
@@ -75,13 +75,7 @@ std::vector<prompt_template::piece> prompt_template::parse(const std::string& te
 
 prompt_template prompt_template::load(const std::filesystem::path& file,
                                       const std::set<std::string>& allowed) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw template_error(fmt::format("{}: cannot read the prompt template (is PKAGENT_HOME right?)",
-                                     file.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return prompt_template(ss.str(), file.string(), allowed);
+  return prompt_template(read_file(file, "the prompt template (is PKAGENT_HOME right?)"), file.string(), allowed);
 }
 
 const std::string& prompt_template::lookup(const std::string& name, const template_vars& vars) const {

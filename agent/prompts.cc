@@ -1,19 +1,18 @@
 #include "agent/prompts.h"
 
-#include <fstream>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "config/read_file.h"
 
 namespace pk::agent {
 namespace {
 
 std::vector<llm::tool_spec> load_tools(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw template_error(fmt::format("{}: cannot read the tool definitions", file.string()));
+  const std::string text = read_file(file, "the tool definitions");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw template_error(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
   }

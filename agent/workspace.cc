@@ -1,13 +1,13 @@
 #include "agent/workspace.h"
 
-#include "agent/sha256.h"
-
 #include <algorithm>
-#include <fstream>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "config/read_file.h"
+#include "config/sha256.h"
 
 namespace pk::agent {
 
@@ -35,10 +35,8 @@ std::string task_hash(const std::string& text, const std::filesystem::path& work
       if (e.is_regular_file()) files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     add(fs::relative(f, workspace).string());
-    add(content);
+    add(read_file(f, "the task's workspace file"));
   }
   return digest.hex();
 }

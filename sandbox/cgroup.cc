@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "config/read_file.h"
+
 namespace pk::sandbox {
 
 namespace fs = std::filesystem;
@@ -36,13 +38,6 @@ std::vector<std::string> split(const std::string& text, char sep) {
 
 bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
-}
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
 }
 
 bool write_text(const fs::path& file, const std::string& text, std::string* error = nullptr) {
@@ -100,12 +95,12 @@ fs::path under_mount(const fs::path& mountpoint, const std::string& own_path) {
 
 bool usable_v2_parent(const fs::path& dir) {
   if (::access(dir.c_str(), W_OK) != 0) return false;
-  const auto available = split(read_text(dir / "cgroup.controllers"), ' ');
+  const auto available = split(try_read_file(dir / "cgroup.controllers").value_or(""), ' ');
   auto has = [&](const std::string& c) {
     return std::any_of(available.begin(), available.end(), [&](const std::string& a) { return a.rfind(c, 0) == 0; });
   };
   if (!has("memory") || !has("pids")) return false;
-  const std::string enabled = read_text(dir / "cgroup.subtree_control");
+  const std::string enabled = try_read_file(dir / "cgroup.subtree_control").value_or("");
   if (enabled.find("memory") != std::string::npos && enabled.find("pids") != std::string::npos) return true;
   // Fails with EBUSY where the cgroup holds processes itself (the "no internal processes" rule).
   return write_text(dir / "cgroup.subtree_control", "+memory +pids");

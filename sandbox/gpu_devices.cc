@@ -1,17 +1,66 @@
 #include "sandbox/gpu_devices.h"
 
 #include <algorithm>
-#include <fstream>
+#include <charconv>
+#include <cstdlib>
+#include <optional>
 #include <set>
+#include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/read_file.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::sandbox {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// A whole non-negative decimal number, or nullopt.
+std::optional<int> parse_index(std::string_view text) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || v < 0) return std::nullopt;
+  return v;
+}
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+// The value of "Key:   value" in the driver's information file, or empty.
+std::string field(const std::string& information, std::string_view key) {
+  std::istringstream in(information);
+  for (std::string line; std::getline(in, line);) {
+    const std::string_view l = line;
+    if (l.size() > key.size() && l.substr(0, key.size()) == key && l[key.size()] == ':')
+      return std::string(trim(l.substr(key.size() + 1)));
+  }
+  return {};
+}
+
+// The numbered /dev/nvidiaN nodes (not nvidiactl, nvidia-uvm, nvidia-caps ...), by minor.
+std::vector<int> device_node_minors(const fs::path& dev) {
+  std::vector<int> minors;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dev, ec)) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view prefix = "nvidia";
+    if (name.size() <= prefix.size() || name.size() > prefix.size() + 3 || name.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    if (auto minor = parse_index(std::string_view(name).substr(prefix.size()))) minors.push_back(*minor);
+  }
+  std::sort(minors.begin(), minors.end());
+  return minors;
+}
+
+}  // namespace
 
 std::vector<host_gpu> list_host_gpus(const gpu_host_paths& paths) {
   std::vector<host_gpu> gpus;
@@ -20,19 +69,43 @@ std::vector<host_gpu> list_host_gpus(const gpu_host_paths& paths) {
   for (const auto& entry : fs::directory_iterator(paths.driver_gpus, ec)) buses.push_back(entry.path().filename());
   std::sort(buses.begin(), buses.end());
   for (const auto& bus : buses) {
-    host_gpu gpu{static_cast<int>(gpus.size()), static_cast<int>(gpus.size()), bus};
-    std::ifstream info(paths.driver_gpus / bus / "information");
-    for (std::string line; std::getline(info, line);) {
-      if (line.rfind("Device Minor:", 0) == 0) gpu.minor = std::stoi(line.substr(line.find(':') + 1));
-    }
-    gpus.push_back(gpu);
+    const int index = static_cast<int>(gpus.size());
+    const std::string information = try_read_file(paths.driver_gpus / bus / "information").value_or("");
+    gpus.push_back({index, parse_index(field(information, "Device Minor")).value_or(index), bus,
+                    field(information, "Model")});
   }
-  if (gpus.empty()) {  // no driver information: fall back to the device nodes themselves
-    for (int minor = 0; fs::exists(paths.dev / fmt::format("nvidia{}", minor), ec); ++minor) {
-      gpus.push_back({minor, minor, ""});
-    }
+  if (gpus.empty()) {  // no driver information: the device nodes themselves
+    for (int minor : device_node_minors(paths.dev)) gpus.push_back({static_cast<int>(gpus.size()), minor, "", ""});
   }
   return gpus;
+}
+
+std::vector<int> host_gpu_indices(const gpu_host_paths& paths) {
+  std::vector<int> indices;
+  for (const host_gpu& g : list_host_gpus(paths)) indices.push_back(g.index);
+  return indices;
+}
+
+int visible_gpu_count(int host_gpus, const char* value) {
+  if (value == nullptr) return host_gpus;
+  int visible = 0;
+  std::set<int> seen;
+  std::istringstream in(value);
+  for (std::string token; visible < host_gpus && std::getline(in, token, ',');) {
+    const std::string_view t = trim(token);
+    if (t.rfind("GPU-", 0) == 0 || t.rfind("MIG-", 0) == 0) {
+      ++visible;  // a UUID: the driver knows which GPU, this count only that it is one
+      continue;
+    }
+    const auto index = parse_index(t);
+    if (!index || *index >= host_gpus || !seen.insert(*index).second) break;
+    ++visible;
+  }
+  return visible;
+}
+
+int visible_gpu_count(const gpu_host_paths& paths) {
+  return visible_gpu_count(static_cast<int>(list_host_gpus(paths).size()), std::getenv("CUDA_VISIBLE_DEVICES"));
 }
 
 gpu_binding bind_gpus(const std::vector<int>& gpus, const gpu_host_paths& paths) {

@@ -8,8 +8,8 @@
 #include "agent/llm/llm.h"
 #include "agent/run/runner.h"
 #include "bench/eval/evaluate.h"
-#include "agent/run/scheduler/host_gpus.h"
 #include "config/toml_reader.h"
+#include "sandbox/gpu_devices.h"
 
 namespace pk::run {
 namespace fs = std::filesystem;
@@ -50,7 +50,7 @@ int run_command(const run_args& a) {
     fmt::print(stderr, "pkagent run: warning: --sandbox none: model commands and candidates run unisolated\n");
   o.problems = parse_problem_list(a.problems, bench::load_suite(a.suite.empty() ? bench::default_suite_dir()
                                                                                   : fs::path(a.suite)));
-  const std::vector<int> host_gpus = scheduler::detect_host_gpus();
+  const std::vector<int> host_gpus = sandbox::host_gpu_indices();
   o.device = a.device;
   if (o.device.empty()) {
     o.device = host_gpus.empty() ? "cpu" : "cuda";

@@ -2,26 +2,18 @@
 
 #include <fstream>
 #include <regex>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "agent/prompt_template.h"
 #include "bench/eval/roofline.h"
 #include "config/paths.h"
+#include "config/read_file.h"
 
 namespace pk::run {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read", file.string()));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void write_file(const fs::path& file, const std::string& text) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);

@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -29,6 +28,7 @@
 #include "agent/run/pkb_tool/python_env.h"
 #include "agent/run/pkb_tool/server.h"
 #include "config/paths.h"
+#include "config/read_file.h"
 
 namespace pk::run {
 namespace fs = std::filesystem;
@@ -38,14 +38,6 @@ namespace {
 
 fs::path or_default(const fs::path& given, const char* data_relative) {
   return given.empty() ? config::data_path(data_relative) : given;
-}
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read", file.string()));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 void write_json_atomically(const fs::path& file, const json& j) {
@@ -124,7 +116,7 @@ agent::chosen_model demo_model(const run_context& rc, const bench::problem& p) {
     m.client = std::make_unique<agent::scripted_client>(agent::scripted_client::from_file(script));
   } else {
     const auto tpl = agent::prompt_template::load(script, {"reference"});
-    std::string ref = read_text(p.reference);
+    std::string ref = read_file(p.reference);
     while (!ref.empty() && ref.back() == '\n') ref.pop_back();
     m.client = std::make_unique<agent::scripted_client>(std::vector<std::string>{tpl.render({{"reference", ref}})});
   }
@@ -324,7 +316,7 @@ run_summary runner::run() {
     const fs::path dir = rc.o.out / "tasks" / p.name();
     // Resumed episodes check the task's content hash: rewrite only when it changed.
     std::error_code ec;
-    if (!fs::exists(dir / "PROBLEM.md", ec) || read_text(dir / "PROBLEM.md") != text)
+    if (!fs::exists(dir / "PROBLEM.md", ec) || read_file(dir / "PROBLEM.md") != text)
       write_task_dir(dir, p, text, rc.prompts_dir);
     rc.task_text[p.id] = text;
     rc.task_dir[p.id] = fs::absolute(dir);

@@ -1,44 +1,46 @@
-// A stable 64-bit FNV-1a digest for cache keys (reference outputs, JIT build directories).
-// Hand-written (ten lines) because std::hash is not specified to be stable across builds and
-// neither Boost nor the standard library offers a stable byte hash; this is no security hash:
-// the caches it keys live where candidates cannot write.
+// The digest that keys the evaluator's caches (reference outputs, kr_torch and JIT build
+// directories, the multicast scan's clean binaries): SHA-256 (config/sha256.h), the one hash of
+// the tree. A fast non-cryptographic hash will not do: the scan's clean-binary cache is keyed by
+// the bytes of a candidate's own binaries, and a candidate able to find a collision (easy for
+// FNV and its kind) could have a binary with multicast instructions pass as one already scanned
+// clean. Changing what goes into a key (or this hash) only invalidates cached entries: they are
+// rebuilt under the new keys and the old ones lie unused.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
 
+#include "config/read_file.h"
+#include "config/sha256.h"
+
 namespace pk::bench {
 
 class digest {
  public:
-  /// Adds the bytes and a separator, so that ("ab","c") and ("a","bc") differ.
+  /// Adds the bytes, prefixed by their length, so that ("ab","c") and ("a","bc") differ.
   digest& add(std::string_view bytes) {
-    for (unsigned char c : bytes) mix(c);
-    mix(0xff);
+    h_.update(fmt::format("{}:", bytes.size()));
+    h_.update(bytes);
     return *this;
   }
-  /// Adds a file's bytes (as add() does); throws std::runtime_error naming it if it cannot be read.
-  digest& add_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("{}: cannot read", path.string()));
-    return add(std::string(std::istreambuf_iterator<char>(in), {}));
+  /// Adds a file's bytes (as add() does); throws std::system_error naming it if it cannot be read.
+  digest& add_file(const std::filesystem::path& path) { return add(read_file(path)); }
+  /// The first 64 bits of the digest.
+  std::uint64_t value() const {
+    const auto bytes = sha256(h_).bytes();
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = v << 8 | bytes[i];
+    return v;
   }
-  std::uint64_t value() const { return h_; }
-  std::string hex() const { return fmt::format("{:016x}", h_); }
+  /// The whole digest, 64 hex digits.
+  std::string hex() const { return sha256(h_).hex(); }
 
  private:
-  void mix(unsigned char c) {
-    h_ ^= c;
-    h_ *= 0x100000001b3ULL;
-  }
-  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+  sha256 h_;
 };
 
 }  // namespace pk::bench

@@ -7,13 +7,13 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "bench/eval/digest.h"
 #include "config/paths.h"
+#include "config/read_file.h"
 #include "sandbox/process.h"
 
 namespace pk::bench {
@@ -78,8 +78,8 @@ constexpr std::array<nvls_switch, 3> switches{{
 bool truthy(const std::string& v) { return v != "0" && v != "false" && v != "no" && v != "off"; }
 
 std::string read_span(const fs::path& p, std::uintmax_t size, std::uintmax_t full) {
+  if (size <= full) return try_read_file(p).value_or("");
   std::ifstream in(p, std::ios::binary);
-  if (size <= full) return {std::istreambuf_iterator<char>(in), {}};
   // Huge file: its head and tail (headers, symbol and string tables sit there in ELF files).
   const std::size_t part = 64u << 20;
   std::string s(2 * part, '\0');

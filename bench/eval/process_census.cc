@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "config/read_file.h"
+
 namespace pk::bench {
 
 namespace fs = std::filesystem;
@@ -33,8 +35,7 @@ std::string pid_namespace(int pid) {
 }
 
 int parent_of(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  const std::string stat = try_read_file(fmt::format("/proc/{}/stat", pid)).value_or("");  // gone: no parent
   const auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
   if (close == std::string::npos) return 0;
   std::istringstream rest(stat.substr(close + 1));
@@ -59,8 +60,7 @@ int inner_pid(int pid) {
 }
 
 std::string describe(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/cmdline", pid));
-  std::string cmd((std::istreambuf_iterator<char>(in)), {});
+  std::string cmd = try_read_file(fmt::format("/proc/{}/cmdline", pid)).value_or("");
   std::replace(cmd.begin(), cmd.end(), '\0', ' ');
   while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
   if (cmd.size() > 200) cmd = cmd.substr(0, 197) + "...";

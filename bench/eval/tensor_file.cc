@@ -3,11 +3,12 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
+#include <system_error>
 
 #include <fmt/format.h>
+
+#include "config/read_file.h"
 
 namespace pk::bench {
 
@@ -119,9 +120,13 @@ std::pair<double, double> element_complex(const tensor_view& t, std::uint64_t i)
 }
 
 tensor_file tensor_file::read(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw tensor_file_error(fmt::format("{}: missing or unreadable", path.string()));
-  return parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), path);
+  std::string bytes;
+  try {
+    bytes = read_file(path);
+  } catch (const std::system_error& e) {
+    throw tensor_file_error(e.what());
+  }
+  return parse(std::move(bytes), path);
 }
 
 tensor_file tensor_file::parse(std::string bytes, const std::filesystem::path& path) {

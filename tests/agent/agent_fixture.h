@@ -22,6 +22,7 @@
 #include "agent/model_choice.h"
 #include "agent/transcript.h"
 #include "config/paths.h"
+#include "config/read_file.h"
 #include "fake_provider.h"
 #include "sandbox/sandbox.h"
 
@@ -32,11 +33,6 @@ using nlohmann::json;
 
 inline constexpr const char* key_var = "PK_AGENT_TEST_KEY";
 inline constexpr const char* key_value = "sk-agent-test-7f3a9c1e5b2d4f6a8c0e";
-
-inline std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 inline void write_file(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());

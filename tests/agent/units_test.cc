@@ -4,7 +4,6 @@
 #include "agent/limits.h"
 #include "agent/observation.h"
 #include "agent/prompt_template.h"
-#include "agent/sha256.h"
 #include "config/paths.h"
 
 namespace pk::agent {
@@ -53,17 +52,6 @@ TEST(limits, GpuSecondsEndAnEpisodeLikeTheOthers) {
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->reason, end_reason::gpu_time_limit);
   EXPECT_EQ(hit->message, "gpu_seconds: 10 s used of a limit of 10 s");
-}
-
-TEST(sha256, MatchesTheFipsVectors) {
-  sha256 empty;
-  EXPECT_EQ(empty.hex(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  sha256 two_blocks;
-  two_blocks.update("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq");
-  EXPECT_EQ(two_blocks.hex(), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  sha256 million;
-  for (int i = 0; i < 1000; ++i) million.update(std::string(1000, 'a'));
-  EXPECT_EQ(million.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/eval/evaluate.h"
+#include "sandbox/gpu_devices.h"
 #include "eval_runner.h"
 
 namespace pk::bench {
@@ -22,7 +22,7 @@ fs::path cache_dir() { return fs::path(::testing::TempDir()) / "pk_gpu_eval_cach
 class gpu_eval : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (visible_gpu_count() < 2) GTEST_SKIP() << "needs 2 GPUs; this machine has " << visible_gpu_count();
+    if (const int n = sandbox::visible_gpu_count(); n < 2) GTEST_SKIP() << "needs 2 GPUs; this machine has " << n;
   }
   nlohmann::json eval(const std::string& problem, const fs::path& solution, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"eval", "-q", "--json", "--world", "2", "--trials", "5",

@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -13,6 +12,7 @@
 #include "bench/eval/jit_cache.h"
 #include "bench/eval/process_census.h"
 #include "bench/eval/seeds.h"
+#include "config/read_file.h"
 
 namespace pk::bench {
 namespace {
@@ -75,9 +75,7 @@ TEST(process_census, finds_a_child_left_running_by_a_rank) {
   }
   // This test process plays the rank; its child is the leftover (once it has exec'd).
   for (int i = 0; i < 200; ++i) {
-    std::ifstream in("/proc/" + std::to_string(child) + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), {});
-    if (cmd.rfind("sleep", 0) == 0) break;
+    if (try_read_file("/proc/" + std::to_string(child) + "/cmdline").value_or("").rfind("sleep", 0) == 0) break;
     ::usleep(10'000);
   }
   const auto stray = stray_processes({::getpid()}, false);

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "../bench/eval_runner.h"
-#include "bench/eval/evaluate.h"
+#include "sandbox/gpu_devices.h"
 
 namespace pk::bench {
 namespace {
@@ -33,7 +33,7 @@ fs::path cache_dir() { return fs::path(::testing::TempDir()) / "pk_experts_cache
 class experts_gpu : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (visible_gpu_count() < 2) GTEST_SKIP() << "needs 2 GPUs; this machine has " << visible_gpu_count();
+    if (const int n = sandbox::visible_gpu_count(); n < 2) GTEST_SKIP() << "needs 2 GPUs; this machine has " << n;
   }
 };
 

@@ -5,15 +5,14 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include <boost/process.hpp>
 
 #include "agent/llm/llm.h"
 #include "config/paths.h"
+#include "config/read_file.h"
 
 namespace bp = boost::process;
 
@@ -21,13 +20,6 @@ namespace pk::llm {
 namespace {
 
 const std::string serve_script = std::string(PKAGENT_SOURCE_DIR) + "/scripts/serve-local-model";
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Why the optional packages cannot be imported, or "" when they can.
 std::string missing_packages(const std::filesystem::path& log) {

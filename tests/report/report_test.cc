@@ -5,8 +5,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +14,7 @@
 #include "bench/report/document.h"
 #include "bench/report/markdown.h"
 #include "bench/report/run_set.h"
+#include "config/read_file.h"
 
 namespace {
 
@@ -186,8 +185,7 @@ TEST(report_command, prints_the_report_and_fails_cleanly_on_bad_input) {
   EXPECT_EQ(ok.status, 0);
   EXPECT_EQ(ok.out, markdown_of_fixture());
   EXPECT_TRUE(fs::file_size(dir / "r.html") > 10000);
-  std::ifstream err(dir / "err");
-  std::string err_text((std::istreambuf_iterator<char>(err)), {});
+  const std::string err_text = pk::read_file(dir / "err");
   EXPECT_NE(err_text.find("pkagent report: 1 malformed result line(s) left out; the first: "), std::string::npos)
       << err_text;
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/transcript.h"
+#include "config/read_file.h"
 #include "bench/metrics/results_file.h"
 #include "fake_provider.h"
 #include "lease_check.h"
@@ -76,16 +77,11 @@ retry = {{ max_retries = 0 }}
                      bp::std_out > log.string(), bp::std_err > log.string() + ".err");
   }
 
-  static std::string read(const fs::path& p) {
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  }
-
   int pkagent(const std::vector<std::string>& args, std::string* out) {
     const fs::path log = dir_ / fmt::format("cmd-{}.log", ++commands_);
     bp::child c = start(args, log);
     c.wait();
-    *out = read(log) + read(log.string() + ".err");
+    *out = read_file(log) + read_file(log.string() + ".err");
     return c.exit_code();
   }
 
@@ -121,8 +117,8 @@ TEST_F(run_cli_test, ZeroShotOverProblems1To4IsScoredAndReported) {
     }
     EXPECT_TRUE(fs::exists(out / r.transcript)) << r.transcript;
     const fs::path solution = out / fs::path(r.transcript).parent_path() / "workspace" / "solution.py";
-    EXPECT_NE(read(solution).find("dist.all_reduce(out)"), std::string::npos);
-    EXPECT_EQ(read(solution).find("```"), std::string::npos) << "the fence must not reach the solution";
+    EXPECT_NE(read_file(solution).find("dist.all_reduce(out)"), std::string::npos);
+    EXPECT_EQ(read_file(solution).find("```"), std::string::npos) << "the fence must not reach the solution";
   }
   // Every problem's task text reached the model, hidden seeds did not.
   const json reqs = fake_.requests();
@@ -163,7 +159,7 @@ TEST_F(run_cli_test, AgentRunSurvivesKill9AndResumes) {
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_TRUE(first.running()) << "the run ended before it could be killed:\n" << read(log) << read(log.string() + ".err");
+  ASSERT_TRUE(first.running()) << "the run ended before it could be killed:\n" << read_file(log) << read_file(log.string() + ".err");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ::kill(first.id(), SIGKILL);
   first.wait();
@@ -192,7 +188,7 @@ TEST_F(run_cli_test, AgentRunSurvivesKill9AndResumes) {
     EXPECT_TRUE(t.problems.empty()) << r.transcript;
     EXPECT_EQ(t.complete_steps(), static_cast<int>(t.steps.size()));
     // pkb check ran with a lease and passed on the visible inputs.
-    const std::string pkb_log = read(out / fs::path(r.transcript).parent_path() / "pkb.jsonl");
+    const std::string pkb_log = read_file(out / fs::path(r.transcript).parent_path() / "pkb.jsonl");
     EXPECT_NE(pkb_log.find("\"verdict\":\"correct\""), std::string::npos) << pkb_log;
   }
   EXPECT_EQ(problems, (std::set<int>{1, 2, 3, 4}));
@@ -201,7 +197,7 @@ TEST_F(run_cli_test, AgentRunSurvivesKill9AndResumes) {
   EXPECT_NE(text.find("reduce"), std::string::npos) << text;
 }
 
-// Issue 8 on CPU: a simulated 4-GPU host (--cpu-slots 4) runs two world-2 final scorings side by
+// Leases on CPU: a simulated 4-GPU host (--cpu-slots 4) runs two world-2 final scorings side by
 // side; the run's lease log shows them overlapping on disjoint slots and never on a shared one.
 TEST_F(run_cli_test, SimulatedFourGpuHostRunsTwoWorldTwoLeasesAtOnce) {
   const fs::path out = dir_ / "host4";

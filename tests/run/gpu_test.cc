@@ -17,11 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/transcript.h"
+#include "config/read_file.h"
 #include "bench/metrics/results_file.h"
 #include "agent/run/pkb_tool/python_env.h"
 #include "agent/run/pkb_tool/server.h"
-#include "agent/run/scheduler/host_gpus.h"
 #include "lease_check.h"
+#include "sandbox/gpu_devices.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::run {
@@ -34,7 +35,7 @@ using json = nlohmann::json;
 class run_gpu_test : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (scheduler::detect_host_gpus().size() < 2) GTEST_SKIP() << "needs 2 NVIDIA GPUs (/dev/nvidia0, 1); none here";
+    if (sandbox::host_gpu_indices().size() < 2) GTEST_SKIP() << "needs 2 NVIDIA GPUs; this host has fewer";
     if (auto why = sandbox::unavailable_reason()) GTEST_SKIP() << "the sandbox cannot run here: " << *why;
     char tmpl[] = "/tmp/pkrun-gpu-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -57,8 +58,7 @@ class run_gpu_test : public ::testing::Test {
     if (!ended) c.terminate();
     c.wait();
     wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::ifstream in(log);
-    *text = {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    *text = read_file(log);
     if (!ended) ADD_FAILURE() << "pkagent " << args.at(0) << " did not end within " << limit.count() << " s\n" << *text;
     return ended ? c.exit_code() : -1;
   }
@@ -81,8 +81,7 @@ TEST_F(run_gpu_test, DemoAgentSolvesProblem1) {
   EXPECT_GT(*e.speedup, 0.5);  // the reference against itself
   EXPECT_LT(*e.speedup, 2.0);
   EXPECT_GT(e.gpu_seconds, 0);
-  std::ifstream pkb_log(out / "episodes" / "1_allreduce" / "sample-0" / "pkb.jsonl");
-  std::string all((std::istreambuf_iterator<char>(pkb_log)), std::istreambuf_iterator<char>());
+  const std::string all = read_file(out / "episodes" / "1_allreduce" / "sample-0" / "pkb.jsonl");
   EXPECT_NE(all.find("\"command\":\"check\""), std::string::npos) << all;
   EXPECT_NE(all.find("\"command\":\"bench\""), std::string::npos) << all;
 }
@@ -145,7 +144,7 @@ TEST_F(run_gpu_test, PkbProfileSummarisesTheKernelsOfACorrectCandidate) {
   const bench::problem p = bench::find_problem(suite, "1");
   fs::create_directories(dir_ / "workspace");
   fs::copy_file(p.reference, dir_ / "workspace" / "solution.py");
-  scheduler::gpu_scheduler gpus(scheduler::detect_host_gpus());
+  scheduler::gpu_scheduler gpus(sandbox::host_gpu_indices());
   pkb::context c;
   c.problem = p;
   c.eval.world = 2;

@@ -4,9 +4,9 @@
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
+
+#include "config/read_file.h"
 
 namespace pk::sandbox::testing {
 
@@ -16,13 +16,11 @@ inline int count_host_processes(const std::string& marker) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::ifstream stat_file(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(stat_file)), {});
+    // A process may exit between the listing and the read: its files are gone, which is no error.
+    const std::string stat = try_read_file(entry.path() / "stat").value_or("");
     const auto paren = stat.rfind(')');
     if (paren == std::string::npos || stat.size() < paren + 3 || stat[paren + 2] == 'Z') continue;
-    std::ifstream cmd_file(entry.path() / "cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(cmd_file)), {});
-    if (cmd.find(marker) != std::string::npos) ++n;
+    if (try_read_file(entry.path() / "cmdline").value_or("").find(marker) != std::string::npos) ++n;
   }
   return n;
 }

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/read_file.h"
 #include "host_processes.h"
 #include "sandbox/cgroup.h"
 #include "temp_dir.h"
@@ -28,13 +29,6 @@ namespace {
 using namespace std::chrono_literals;
 using testing::count_host_processes;
 using testing::temp_dir;
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class sandbox_test : public ::testing::Test {
  protected:

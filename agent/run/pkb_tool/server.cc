@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
@@ -22,6 +21,7 @@
 #include "agent/run/pkb_tool/compiler_output.h"
 #include "agent/run/pkb_tool/profile.h"
 #include "config/paths.h"
+#include "config/read_file.h"
 
 namespace pk::pkb {
 namespace fs = std::filesystem;
@@ -159,11 +159,6 @@ void server::log(const json& line) {
 
 namespace {
 
-std::string file_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // What a command would run with: the workspace's files, less unchanged copies of the task's own
 // (whose docs name the forbidden instructions). Code generated while the command runs escapes
 // this; the evaluator's scans after each run (check, bench, final scoring) still see its output.
@@ -175,8 +170,8 @@ std::vector<bench::multicast_finding> scan_workspace(const fs::path& workspace, 
        it.increment(ec)) {
     if (!it->is_regular_file(ec) || task_dir.empty()) continue;
     const fs::path original = task_dir / fs::relative(it->path(), workspace);
-    if (fs::is_regular_file(original, ec) && fs::file_size(original, ec) == it->file_size(ec) &&
-        file_bytes(original) == file_bytes(it->path()))
+    if (!fs::is_regular_file(original, ec) || fs::file_size(original, ec) != it->file_size(ec)) continue;
+    if (const auto bytes = try_read_file(original); bytes && bytes == try_read_file(it->path()))
       skip.insert(it->path());
   }
   bench::multicast_scan_options so;

@@ -106,7 +106,7 @@ struct usage {
 
 class gpu_scheduler {
  public:
-  /// Schedules the host GPUs with these indices (e.g. detect_host_gpus()).
+  /// Schedules the host GPUs with these indices (e.g. sandbox::host_gpu_indices()).
   explicit gpu_scheduler(std::vector<int> gpu_indices, clock_source now = clock::now);
   /// A simulated host of `count` GPUs numbered 0..count-1 (tests, CPU runs).
   static gpu_scheduler simulated(int count, clock_source now = clock::now);

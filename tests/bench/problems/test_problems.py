@@ -27,7 +27,7 @@ from rank_main import fingerprint, load_module
 HERE = Path(__file__).resolve().parent
 PROBLEMS_DIR = Path(os.environ.get("PKAGENT_PROBLEMS_DIR") or HERE.parents[2] / "bench" / "problems")
 
-# The problems this suite must hold (issue 5), by directory name.
+# The problems this suite must hold, by directory name.
 PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", "6_gather", "7_reducescatter",
           "8_alltoall", "13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm", "27_moe_all2all_primitive"]
 WORLDS = [2, 4]

@@ -44,20 +44,13 @@ cudaError_t all_reduce(const comm& c, const T* in, T* out, std::size_t n, cudaSt
                        all_reduce_algo algo = all_reduce_algo::one_shot, launch_params p = {}) {
   const std::size_t packs = n / pack_traits<T>::elems / (algo == all_reduce_algo::two_shot ? c.world : 1);
   const int blocks = grid_blocks(p, packs);
-  if (p.unroll == 8 && p.threads > 256) return cudaErrorInvalidConfiguration;  // registers
-  if (algo == all_reduce_algo::one_shot && p.unroll == 8)
-    all_reduce_one_shot_kernel<T, 8><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
-  else if (algo == all_reduce_algo::one_shot && p.unroll == 4)
-    all_reduce_one_shot_kernel<T, 4><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
-  else if (algo == all_reduce_algo::one_shot)
-    all_reduce_one_shot_kernel<T><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
-  else if (p.unroll == 8)
-    all_reduce_two_shot_kernel<T, 8><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
-  else if (p.unroll == 4)
-    all_reduce_two_shot_kernel<T, 4><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
-  else
-    all_reduce_two_shot_kernel<T><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
-  return cudaGetLastError();
+  return launch_unrolled(p, [&](auto unroll) {
+    constexpr int U = decltype(unroll)::value;
+    if (algo == all_reduce_algo::one_shot)
+      all_reduce_one_shot_kernel<T, U><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
+    else
+      all_reduce_two_shot_kernel<T, U><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
+  });
 }
 
 }  // namespace kr

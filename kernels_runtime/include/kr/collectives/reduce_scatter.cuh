@@ -23,14 +23,9 @@ template <reducible T>
 cudaError_t reduce_scatter(const comm& c, const T* in, T* out, std::size_t n, cudaStream_t stream,
                            launch_params p = {}) {
   const int blocks = grid_blocks(p, n / pack_traits<T>::elems);
-  if (p.unroll == 8 && p.threads > 256) return cudaErrorInvalidConfiguration;  // registers
-  if (p.unroll == 8)
-    reduce_scatter_kernel<T, 8><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
-  else if (p.unroll == 4)
-    reduce_scatter_kernel<T, 4><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
-  else
-    reduce_scatter_kernel<T><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
-  return cudaGetLastError();
+  return launch_unrolled(p, [&](auto unroll) {
+    reduce_scatter_kernel<T, decltype(unroll)::value><<<blocks, p.threads, 0, stream>>>(c, in, out, n, p.channel);
+  });
 }
 
 }  // namespace kr

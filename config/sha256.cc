@@ -1,10 +1,11 @@
-#include "agent/sha256.h"
+#include "config/sha256.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
-namespace pk::agent {
+namespace pk {
 namespace {
 
 constexpr std::uint32_t k[64] = {
@@ -45,26 +46,40 @@ void sha256::block(const unsigned char* p) {
 }
 
 void sha256::update(std::string_view data) {
+  if (data.empty()) return;
   bytes_ += data.size();
-  for (char ch : data) {
-    buf_[used_++] = static_cast<unsigned char>(ch);
-    if (used_ == 64) {
-      block(buf_);
-      used_ = 0;
-    }
+  auto p = reinterpret_cast<const unsigned char*>(data.data());
+  std::size_t n = data.size();
+  if (used_ > 0) {  // complete the buffered block first
+    const std::size_t take = std::min(n, sizeof buf_ - used_);
+    std::memcpy(buf_ + used_, p, take);
+    used_ += take, p += take, n -= take;
+    if (used_ < sizeof buf_) return;
+    block(buf_);
+    used_ = 0;
   }
+  for (; n >= sizeof buf_; p += sizeof buf_, n -= sizeof buf_) block(p);
+  if (n > 0) std::memcpy(buf_, p, n);
+  used_ = n;
 }
 
-std::string sha256::hex() {
+std::array<unsigned char, 32> sha256::bytes() {
   const std::uint64_t bits = bytes_ * 8;
   update(std::string_view("\x80", 1));
   while (used_ != 56) update(std::string_view("\0", 1));
   unsigned char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
   update(std::string_view(reinterpret_cast<const char*>(len), 8));
-  std::string out;
-  for (std::uint32_t v : h_) out += fmt::format("{:08x}", v);
+  std::array<unsigned char, 32> out;
+  for (int i = 0; i < 8; ++i)
+    for (int b = 0; b < 4; ++b) out[4 * i + b] = static_cast<unsigned char>(h_[i] >> (24 - 8 * b));
   return out;
 }
 
-}  // namespace pk::agent
+std::string sha256::hex() {
+  std::string out;
+  for (unsigned char b : bytes()) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+}  // namespace pk
