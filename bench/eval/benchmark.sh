@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of `pkagent eval` on a GPU host (issue 5): the 12 references as candidates, self-vs-self
+# Benchmark of `pkagent eval` on a GPU host: the 12 references as candidates, self-vs-self
 # timing of problems 1 and 13, a candidate 5% slower on purpose, and the wall time of one evaluation
 # of problem 1 (5 trials with timing, reference cache warm). Writes one JSON report per run and a
 # summary table.    usage: bench/eval/benchmark.sh [OUT_DIR]   (PKAGENT=path/to/pkagent)

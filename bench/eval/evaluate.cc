@@ -26,6 +26,8 @@
 #include "bench/eval/roofline.h"
 #include "bench/eval/staging.h"
 #include "config/paths.h"
+#include "config/read_file.h"
+#include "sandbox/gpu_devices.h"
 #include "sandbox/mounts.h"
 
 namespace pk::bench {
@@ -37,11 +39,6 @@ namespace {
 
 fs::path cache_base(const eval_options& o) {
   return (o.cache_root.empty() ? reference_cache::default_root() : o.cache_root).parent_path();
-}
-
-std::string read_source(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 std::vector<int> gpus_for(const eval_options& o) {
@@ -202,22 +199,6 @@ struct candidate_stage {
 
 fs::path multicast_clean_cache(const eval_options& o) { return cache_base(o) / "multicast-scan-clean"; }
 
-int visible_gpu_count() {
-  int n = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
-    (void)e;
-    ++n;
-  }
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && n > 0) {
-    const std::string s = v;
-    if (s.empty()) return 0;
-    const int listed = static_cast<int>(std::count(s.begin(), s.end(), ',')) + 1;
-    n = std::min(n, listed);
-  }
-  return n;
-}
-
 void check_options(const problem& p, const fs::path& solution, const eval_options& o) {
   if (!p.supports_world(o.world)) {
     std::string sizes;
@@ -236,7 +217,7 @@ void check_options(const problem& p, const fs::path& solution, const eval_option
     if (!o.gpus.empty() && static_cast<int>(o.gpus.size()) != o.world)
       throw std::invalid_argument(fmt::format("--gpus names {} GPUs but --world is {}: name one GPU per rank",
                                               o.gpus.size(), o.world));
-    const int have = visible_gpu_count();
+    const int have = sandbox::visible_gpu_count();
     if (have < o.world)
       throw std::invalid_argument(
           fmt::format("world size {} needs {} GPUs but this machine has {}: lower --world, or run on CPU with "
@@ -264,7 +245,7 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   };
 
   // Multicast in the source is refused before anything runs.
-  const std::string code = read_source(solution);
+  const std::string code = read_file(solution, "solution file");
   if (auto found = scan_multicast_bytes(code, solution.filename().string(), "source"); !found.empty())
     return conclude({verdict::forbidden, forbidden_reason::multicast,
                      "refused before running. " + describe_multicast(found), ""});

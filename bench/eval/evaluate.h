@@ -54,7 +54,5 @@ eval_report evaluate(const problem& p, const std::filesystem::path& solution, co
 /// evaluation's cache; out of every sandbox's reach. Shared with `pkb run`'s pre-run scan.
 std::filesystem::path multicast_clean_cache(const eval_options& o);
 
-/// GPUs this process can use: /proc/driver/nvidia/gpus entries, narrowed by CUDA_VISIBLE_DEVICES.
-int visible_gpu_count();
 
 }  // namespace pk::bench

@@ -77,9 +77,10 @@ constexpr std::array<nvls_switch, 3> switches{{
 
 bool truthy(const std::string& v) { return v != "0" && v != "false" && v != "no" && v != "off"; }
 
-std::string read_span(const fs::path& p, std::uintmax_t size, std::uintmax_t full) {
-  if (size <= full) return try_read_file(p).value_or("");
+std::optional<std::string> read_span(const fs::path& p, std::uintmax_t size, std::uintmax_t full) {
+  if (size <= full) return try_read_file(p);
   std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
   // Huge file: its head and tail (headers, symbol and string tables sit there in ELF files).
   const std::size_t part = 64u << 20;
   std::string s(2 * part, '\0');
@@ -192,8 +193,13 @@ std::vector<multicast_finding> scan_multicast_tree(const std::vector<scan_root>&
   auto scan_file = [&](const fs::path& file, const std::string& name) {
     std::error_code ec;
     const auto size = fs::file_size(file, ec);
-    if (ec) return;
-    const std::string data = read_span(file, size, o.full_scan_bytes);
+    const std::optional<std::string> read = ec ? std::nullopt : read_span(file, size, o.full_scan_bytes);
+    if (!read) {
+      // A scan that cannot read a file cannot clear it (a candidate could make its binary unreadable).
+      out.push_back({name, "a file the scan cannot read", "unreadable", "file", 0});
+      return;
+    }
+    const std::string& data = *read;
     const bool binary = is_elf(data) || data.find('\0') != std::string::npos;
     auto found = scan_multicast_bytes(data, name, binary ? "bytes" : "text");
     if (!tool.empty() && has_device_code(data)) {

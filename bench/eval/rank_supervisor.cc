@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "config/read_file.h"
 #include "sandbox/process.h"
 
 extern char** environ;
@@ -83,8 +84,7 @@ int free_port() {
 int supervise_ranks(const fs::path& workspace) {
   launch_spec spec;
   try {
-    std::ifstream in(workspace / "launch.json");
-    spec = launch_spec_from_json(json::parse(in));
+    spec = launch_spec_from_json(json::parse(read_file(workspace / "launch.json")));
   } catch (const std::exception& e) {
     fmt::print(stderr, "pkagent {}: {}: bad launch.json: {}\n", ranks_subcommand, workspace.string(), e.what());
     return 2;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/eval/digest.h"
+#include "config/read_file.h"
 
 namespace pk::bench {
 
@@ -49,8 +50,9 @@ std::vector<int> reference_cache::missing(const problem& p, const reference_key&
 }
 
 std::vector<bool> reference_cache::mutated(const problem& p, const reference_key& k, int trial, int rank) const {
-  std::ifstream in(dir(p, k) / fmt::format("trial{}.rank{}.json", trial, rank));
-  return nlohmann::json::parse(in).at("mutated").get<std::vector<bool>>();
+  return nlohmann::json::parse(read_file(dir(p, k) / fmt::format("trial{}.rank{}.json", trial, rank)))
+      .at("mutated")
+      .get<std::vector<bool>>();
 }
 
 void reference_cache::store(const problem& p, const reference_key& k, int trial, int rank, const fs::path& file,
