@@ -256,7 +256,7 @@ class run_driver {
     const zero_shot_outcome z = run_zero_shot(*client, demo ? demo->config : rc_.model, p.name(), system.render({}),
                                               user.render({{"problem", rc_.task_text.at(p.id)}}), ep);
     prog_.spent(z.used.input_tokens + z.used.output_tokens, z.used.dollars);
-    f.end_reason = z.end_reason;
+    f.end_reason = std::string(agent::to_string(z.reason));
     f.used = z.used;
   }
 
