@@ -1,12 +1,12 @@
 // The pieces of `pkagent run` that need no process: problem lists, PROBLEM.md, solution
-// extraction and the zero-shot transcript, compiler-output shaping, the wire format.
-#include <fstream>
-
+// extraction and the zero-shot transcript, compiler-output shaping, the profile summary, the
+// wire format.
 #include <gtest/gtest.h>
 
 #include "agent/run/pkb_tool/compiler_output.h"
 #include "agent/run/pkb_tool/profile.h"
 #include "agent/run/pkb_tool/protocol.h"
+#include "agent/run/pkb_tool/tool_texts.h"
 #include "agent/run/problem_task.h"
 #include "agent/run/run_plan.h"
 #include "agent/run/zero_shot.h"
@@ -14,6 +14,7 @@
 #include "agent/transcript.h"
 #include "bench/eval/hardware_spec.h"
 #include "config/paths.h"
+#include "config/read_file.h"
 
 namespace pk::run {
 namespace {
@@ -79,8 +80,7 @@ TEST(ZeroShot, RecordsThroughTheTranscriptWriterAndReusesTheReply) {
   EXPECT_EQ(req.new_messages[0].text, "system text");
   ASSERT_TRUE(t.finished());
   EXPECT_EQ(agent::event_as<agent::outcome_event>(t.outcome).message, "one completion");
-  std::ifstream solution(ep / "workspace" / "solution.py");
-  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(solution), {}), "X = 1\n");
+  EXPECT_EQ(read_file(ep / "workspace" / "solution.py"), "X = 1\n");
 
   agent::scripted_client none(std::vector<std::string>{});
   const zero_shot_outcome again = run_zero_shot(none, model, "1_allreduce", "system text", "the problem", ep);
@@ -184,19 +184,27 @@ TEST(Profile, CsvIsSummedPerKernelWithUnitsApplied) {
   EXPECT_THROW(pkb::parse_ncu_csv("\"ID\",\"x\"\n\"1\",\"2\"\n"), std::runtime_error);
 }
 
+const pkb::tool_texts& texts() {
+  static const auto t = pkb::tool_texts::load(config::data_path("prompts"));
+  return t;
+}
+
 TEST(Profile, SummaryShowsTheTableOrSaysWhyThereIsNone) {
   const std::string out = std::string("==PKB== check\nproblem 1_allreduce: correct\n==PKB== ncu\n") +
                           std::string(pkb::csv_marker) + "\n" + ncu_csv;
-  const std::string s = pkb::summarize_profile(out, 0);
+  const std::string s = pkb::summarize_profile(out, 0, texts().profile);
   for (const char* want : {"correct", "kernel", "total us", "DRAM%", "SM%", "NVLink GB/s", "regs", "local ld/st",
                            "my_peer_copy", "300.0", "clock-control none", "profile.ncu-rep"})
     EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
   const std::string denied = pkb::summarize_profile(
-      "==PKB== check\nok\n==PKB== ncu\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n", 1);
+      "==PKB== check\nok\n==PKB== ncu\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n", 1,
+      texts().profile);
   EXPECT_NE(denied.find("wrote no profile"), std::string::npos) << denied;
   EXPECT_NE(denied.find("administrators"), std::string::npos) << denied;
-  const std::string cmd = pkb::profile_command({"/usr/local/cuda/bin/ncu", "/run/pkb-profile/pkagent", "/s", 1, 4, 1});
+  const std::string cmd = pkb::profile_command({"/usr/local/cuda/bin/ncu", "/run/pkb-profile/pkagent", "/s", 1, 4, 1,
+                                                 60, "[stopped after 60 s; it's hung]\n"});
   EXPECT_NE(cmd.find("--clock-control none"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("echo '[stopped after 60 s; it'\\''s hung]'\n"), std::string::npos) << cmd;
   EXPECT_NE(cmd.find("--gpus 0,1,2,3"), std::string::npos) << cmd;
   EXPECT_NE(cmd.find("--seed 1 "), std::string::npos) << cmd;
 }
