@@ -10,9 +10,18 @@ namespace pk::agent {
 namespace fs = std::filesystem;
 namespace {
 
+// Only agent episodes record where their files came from; a zero-shot transcript has nothing to
+// resume or replay.
+const task_origin& task_origin_of(const header_event& h) {
+  if (!h.task.origin)
+    throw std::runtime_error(fmt::format("the transcript of task {} is a {} one: it records no workspace to "
+                                         "resume or replay from", h.task.id, to_string(h.mode)));
+  return *h.task.origin;
+}
+
 void require_same_task(const json& header, const task_spec& task) {
-  std::string recorded = header.at("task").at("content_sha256");
-  std::string now = task_hash(task.text, task.workspace);
+  const std::string recorded = task_origin_of(event_as<header_event>(header)).content_sha256;
+  const std::string now = task_hash(task.text, task.workspace);
   if (recorded != now)
     throw std::runtime_error(fmt::format(
         "the task changed since the transcript was recorded: its content hash was {} and is now "
@@ -20,10 +29,10 @@ void require_same_task(const json& header, const task_spec& task) {
         recorded.substr(0, 12), now.substr(0, 12), task.workspace.string()));
 }
 
-int attempt_number(const fs::path& p) {
+int attempt_number(const fs::path& file) {
   static const std::regex re(R"(transcript\.attempt-(\d+)\.jsonl)");
   std::smatch m;
-  std::string name = p.filename().string();
+  std::string name = file.filename().string();
   return std::regex_match(name, m, re) ? std::stoi(m[1]) : 0;
 }
 
@@ -39,9 +48,9 @@ std::optional<fs::path> latest_transcript(const fs::path& out_dir) {
 }
 
 task_spec task_from_header(const json& header) {
-  const json& t = header.at("task");
-  return {t.at("id"), t.at("text"), t.at("workspace").get<std::string>(),
-          t.at("check").is_null() ? fs::path() : fs::path(t.at("check").get<std::string>())};
+  const header_event h = event_as<header_event>(header);
+  const task_origin& origin = task_origin_of(h);
+  return {h.task.id, h.task.text, origin.workspace, origin.check ? fs::path(*origin.check) : fs::path()};
 }
 
 episode_result start_episode(const task_spec& task, episode_options opt, llm::client* live,
@@ -62,7 +71,7 @@ episode_result resume_episode(const transcript_file& old, const task_spec& task,
   for (const auto& e : fs::directory_iterator(out_dir)) n = std::max(n, attempt_number(e.path()) + 1);
   fs::path kept = out_dir / fmt::format("transcript.attempt-{}.jsonl", n);
   if (old.path != kept) fs::rename(old.path, kept);
-  opt.used_before.wall_seconds = old.events.empty() ? 0 : old.events.back().value("t", 0.0);
+  opt.used_before.wall_seconds = old.seconds();
   opt.replay = old.responses(steps);
   opt.parent = {{"resumed_from", kept.filename().string()}, {"replayed_steps", steps},
                 {"original_parent", old.header.value("parent", json())}};

@@ -1,7 +1,6 @@
 // The agent loop: run() repeats step() = execute(query()) until an end reason is set, and records
 // each event as it happens. Parsing, rendering, limits and recording live in their own units.
 #include <chrono>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -12,12 +11,9 @@
 #include "agent/observation.h"
 #include "agent/transcript.h"
 #include "agent/workspace.h"
-#include "pkagent/build_info.h"
 
 namespace pk::agent {
 namespace {
-
-using clock = std::chrono::steady_clock;
 
 llm::message text_message(llm::role role, std::string text) {
   llm::message m;
@@ -31,16 +27,15 @@ class episode {
   episode(const task_spec& task, const episode_options& opt, llm::client* live,
           const std::filesystem::path& out)
       : task_(task), opt_(opt), live_(live), workspace_(out / "workspace"),
-        log_(out / "transcript.jsonl", secrets_from_environment(), /*fresh=*/true) {
+        log_(out / "transcript.jsonl", secrets_from_environment(), /*fresh=*/true, opt.used_before.wall_seconds) {
     used_ = opt.used_before;
     used_.steps = used_.input_tokens = used_.output_tokens = 0;
     used_.dollars = 0;
+    log_.observe(opt.on_event);
   }
 
   episode_result run() {
-    start_ = clock::now();
-    wall_before_ = opt_.used_before.wall_seconds;
-    record(header());
+    log_.write(header());
     const bool tools = opt_.cfg.action_format == action_format::tools;
     messages_.push_back(text_message(llm::role::system,
                          opt_.prompts.system.render({{"workspace", "/workspace"},
@@ -56,6 +51,9 @@ class episode {
   }
 
  private:
+  /// The number of the step under way (steps count from 1).
+  int step_number() const { return static_cast<int>(used_.steps); }
+
   void step() {
     tick();
     if (auto hit = exceeded(opt_.cfg.limits, used_)) return end(hit->reason, hit->message);
@@ -89,17 +87,16 @@ class episode {
     used_.dollars += r.cost_usd;
     cached_tokens_ += r.tokens.cached_input;
     action_ = parse_action(r, opt_.cfg.action_format);
-    record({{"type", "response"}, {"step", used_.steps}, {"replayed", replayed},
-            {"response", to_json(r)}, {"action", to_json(action_)}});
+    log_.write(response_event{step_number(), replayed, r, action_});
     return r;
   }
 
   void execute(const llm::response& reply) {
     messages_.push_back(reply.to_message());
-    json event = {{"type", "observation"}, {"step", used_.steps}, {"kind", to_string(action_.kind)}};
+    observation_event seen{step_number(), action_.kind, std::nullopt, std::nullopt};
     std::string text;
     if (action_.kind == action::submit) {
-      record(event);
+      log_.write(seen);
       return end(end_reason::submitted, "the model submitted");
     }
     if (action_.kind == action::invalid) {
@@ -112,26 +109,22 @@ class episode {
       spec.limits.wall = std::chrono::milliseconds(
           static_cast<std::int64_t>(opt_.cfg.limits.command_timeout_seconds * 1000));
       spec.limits.output_bytes = capture_bytes(opt_.cfg);
-      sandbox::result r;
+      sandbox::result ran;
       try {
-        r = sandbox::run(spec, action_.command);
+        ran = sandbox::run(spec, action_.command);
       } catch (const sandbox::sandbox_error& e) {
-        record(event);
+        log_.write(seen);
         return end(end_reason::sandbox_error, e.what());
       }
-      text = render_observation(r, opt_.cfg, opt_.prompts);
-      event.update({{"exit_code", r.exit_code}, {"signal", r.signal}, {"timed_out", r.timed_out},
-                    {"oom_killed", r.oom_killed}, {"wall_seconds", r.wall_seconds},
-                    {"cpu_seconds", r.cpu_seconds}, {"note", r.note},
-                    {"stdout", {{"text", r.out.text}, {"bytes", r.out.total_bytes}}},
-                    {"stderr", {{"text", r.err.text}, {"bytes", r.err.total_bytes}}}});
+      text = render_observation(ran, opt_.cfg, opt_.prompts);
+      seen.command = record_of(ran);
     }
     tick();
     for (const limit_warning& w : new_warnings(opt_.cfg.limits, used_, warned_))
       text += "\n" + opt_.prompts.limit_warning.render(
                          {{"limit", w.limit}, {"used", w.used}, {"limit_value", w.limit_value}});
-    event["text"] = text;
-    record(event);
+    seen.text = text;
+    log_.write(seen);
     // Every tool call needs its answer; a reply without calls gets a user turn.
     if (action_.call_ids.empty()) messages_.push_back(text_message(llm::role::user, text));
     for (const std::string& id : action_.call_ids) {
@@ -147,8 +140,7 @@ class episode {
     evaluation e = opt_.evaluate(workspace_);
     used_.gpu_seconds += e.gpu_seconds;
     result_.eval = e;
-    record({{"type", "evaluation"}, {"passed", e.passed}, {"score", e.score},
-            {"gpu_seconds", e.gpu_seconds}, {"details", e.details}});
+    log_.write(evaluation_event{e.passed, e.score, e.gpu_seconds, e.details});
   }
 
   void end(end_reason reason, std::string message) { end_ = limit_hit{reason, std::move(message)}; }
@@ -159,58 +151,39 @@ class episode {
     result_.message = end_->message;
     result_.used = used_;
     result_.transcript = log_.path();
-    json totals = to_json(used_);
-    totals["cached_input_tokens"] = cached_tokens_;
-    record({{"type", "outcome"}, {"reason", to_string(end_->reason)}, {"message", end_->message},
-            {"steps", used_.steps},
-            {"score", result_.eval ? json(result_.eval->score) : json()},
-            {"totals", totals}});
+    log_.write(outcome_event{end_->reason, end_->message,
+                             result_.eval ? std::optional(result_.eval->score) : std::nullopt, used_,
+                             cached_tokens_});
   }
 
-  json header() const {
-    return {{"type", "header"},
-            {"format", transcript_format},
-            {"version", transcript_version},
-            {"pkagent", {{"version", build_info::version}, {"commit", build_info::git_commit}}},
-            {"model", model_record(opt_.model)},
-            {"task", {{"id", task_.id}, {"text", task_.text},
-                      {"workspace", std::filesystem::absolute(task_.workspace).string()},
-                      {"content_sha256", task_hash(task_.text, task_.workspace)},
-                      {"check", task_.check.empty() ? json() : json(std::filesystem::absolute(task_.check).string())}}},
-            {"config", to_json(opt_.cfg)},
-            {"seed", opt_.seed ? json(*opt_.seed) : json()},
-            {"sandbox", {{"isolation", opt_.sandbox.isolation == sandbox::isolation::bwrap ? "bwrap" : "none"},
-                         {"gpus", opt_.sandbox.gpus}}},
-            {"host", host_facts()},
-            {"parent", opt_.parent},
-            {"started_at", utc_now()}};
+  header_event header() const {
+    header_event h;
+    h.pkagent = this_build();
+    h.model = model_record(opt_.model);
+    h.task = {task_.id, task_.text,
+              task_origin{std::filesystem::absolute(task_.workspace).string(),
+                          task_hash(task_.text, task_.workspace),
+                          task_.check.empty() ? std::nullopt
+                                              : std::optional(std::filesystem::absolute(task_.check).string())}};
+    h.setup = episode_setup{opt_.cfg, opt_.seed, opt_.sandbox.isolation, opt_.sandbox.gpus, opt_.parent};
+    h.host = host_facts();
+    h.started_at = utc_now();
+    return h;
   }
 
   // Requests are recorded as the messages added since the previous request (append-only).
   void record_request(const llm::request& req) {
-    json fresh = json::array();
-    for (std::size_t i = recorded_messages_; i < req.messages.size(); ++i)
-      fresh.push_back(to_json(req.messages[i]));
-    json e = {{"type", "request"}, {"step", used_.steps},
-              {"base_step", recorded_messages_ == 0 ? json() : json(used_.steps - 1)},
-              {"new_messages", fresh}, {"messages_total", req.messages.size()}};
-    if (recorded_messages_ == 0 && !req.tools.empty()) {
-      e["tools"] = json::array();
-      for (const auto& t : req.tools)
-        e["tools"].push_back({{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}});
-    }
+    request_event e;
+    e.step = step_number();
+    if (recorded_messages_ > 0) e.base_step = step_number() - 1;
+    e.new_messages.assign(req.messages.begin() + static_cast<std::ptrdiff_t>(recorded_messages_), req.messages.end());
+    e.messages_total = req.messages.size();
+    if (recorded_messages_ == 0) e.tools = req.tools;
     recorded_messages_ = req.messages.size();
-    record(e);
-  }
-
-  void record(json e) {
-    e["t"] = std::round((wall_before_ + elapsed()) * 1000) / 1000;
     log_.write(e);
-    if (opt_.on_event) opt_.on_event(e);
   }
 
-  double elapsed() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
-  void tick() { used_.wall_seconds = wall_before_ + elapsed(); }
+  void tick() { used_.wall_seconds = log_.seconds(); }
 
   const task_spec& task_;
   const episode_options& opt_;
@@ -224,8 +197,6 @@ class episode {
   usage_so_far used_;
   std::int64_t cached_tokens_ = 0;
   std::set<std::string> warned_;
-  clock::time_point start_;
-  double wall_before_ = 0;
   std::optional<limit_hit> end_;
   episode_result result_;
 };

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -15,112 +17,19 @@ extern char** environ;
 namespace pk::agent {
 namespace {
 
-llm::role role_from(const std::string& s) {
-  if (s == "system") return llm::role::system;
-  if (s == "assistant") return llm::role::assistant;
-  if (s == "tool") return llm::role::tool;
-  return llm::role::user;
-}
-
-llm::finish_reason finish_from(const std::string& s) {
-  for (auto f : {llm::finish_reason::stop, llm::finish_reason::length, llm::finish_reason::tool_calls,
-                 llm::finish_reason::content_filter})
-    if (llm::to_string(f) == s) return f;
-  return llm::finish_reason::other;
-}
-
-json to_json(const llm::tool_call& c) {
-  json j = {{"id", c.id}, {"name", c.name}, {"arguments", c.arguments},
-            {"arguments_text", c.arguments_text}};
-  if (!c.arguments_valid()) j["arguments_error"] = c.arguments_error;
-  return j;
-}
-
-llm::tool_call tool_call_from_json(const json& j) {
-  return {j.at("id"), j.at("name"), j.value("arguments", json()), j.value("arguments_text", ""),
-          j.value("arguments_error", "")};
-}
-
-std::vector<llm::tool_call> calls_from(const json& j) {
-  std::vector<llm::tool_call> out;
-  for (const auto& c : j) out.push_back(tool_call_from_json(c));
-  return out;
-}
-
 bool looks_secret(std::string_view name) {
   auto ends = [&](std::string_view s) { return name.size() >= s.size() && name.substr(name.size() - s.size()) == s; };
   return ends("_KEY") || name.find("TOKEN") != std::string_view::npos ||
          name.find("SECRET") != std::string_view::npos || name.find("PASSWORD") != std::string_view::npos;
 }
 
+bool known_type(const std::string& type) {
+  for (const char* t : {"header", "request", "response", "observation", "evaluation", "outcome"})
+    if (type == t) return true;
+  return false;
+}
+
 }  // namespace
-
-json to_json(const llm::message& m) {
-  json j = {{"role", llm::to_string(m.role)}, {"text", m.text}};
-  if (!m.tool_calls.empty()) {
-    j["tool_calls"] = json::array();
-    for (const auto& c : m.tool_calls) j["tool_calls"].push_back(to_json(c));
-  }
-  if (!m.tool_call_id.empty()) j["tool_call_id"] = m.tool_call_id;
-  if (!m.tool_name.empty()) j["tool_name"] = m.tool_name;
-  if (m.is_error) j["is_error"] = true;
-  if (!m.opaque.is_null()) j["opaque"] = m.opaque;
-  return j;
-}
-
-llm::message message_from_json(const json& j) {
-  llm::message m;
-  m.role = role_from(j.at("role"));
-  m.text = j.value("text", "");
-  if (j.contains("tool_calls")) m.tool_calls = calls_from(j["tool_calls"]);
-  m.tool_call_id = j.value("tool_call_id", "");
-  m.tool_name = j.value("tool_name", "");
-  m.is_error = j.value("is_error", false);
-  m.opaque = j.value("opaque", json());
-  return m;
-}
-
-json to_json(const llm::usage& u) {
-  return {{"input", u.input}, {"cached_input", u.cached_input}, {"cache_write", u.cache_write},
-          {"output", u.output}, {"reasoning", u.reasoning}};
-}
-
-llm::usage usage_from_json(const json& j) {
-  return {j.value("input", 0), j.value("cached_input", 0), j.value("cache_write", 0),
-          j.value("output", 0), j.value("reasoning", 0)};
-}
-
-json to_json(const llm::response& r) {
-  json calls = json::array();
-  for (const auto& c : r.tool_calls) calls.push_back(to_json(c));
-  return {{"text", r.text},
-          {"tool_calls", calls},
-          {"finish", llm::to_string(r.finish)},
-          {"finish_raw", r.finish_raw},
-          {"usage", to_json(r.tokens)},
-          {"cost_usd", r.cost_usd},
-          {"model", r.model},
-          {"latency_ms", r.latency.count()},
-          {"retries", r.retries},
-          {"opaque", r.opaque},
-          {"raw", r.raw}};
-}
-
-llm::response response_from_json(const json& j) {
-  llm::response r;
-  r.text = j.value("text", "");
-  if (j.contains("tool_calls")) r.tool_calls = calls_from(j["tool_calls"]);
-  r.finish = finish_from(j.value("finish", "other"));
-  r.finish_raw = j.value("finish_raw", "");
-  r.tokens = usage_from_json(j.value("usage", json::object()));
-  r.cost_usd = j.value("cost_usd", 0.0);
-  r.model = j.value("model", "");
-  r.latency = llm::millis(j.value("latency_ms", 0));
-  r.retries = j.value("retries", 0);
-  r.opaque = j.value("opaque", json());
-  r.raw = j.value("raw", json());
-  return r;
-}
 
 std::vector<secret> secrets_from_environment() {
   std::vector<secret> out;
@@ -135,8 +44,8 @@ std::vector<secret> secrets_from_environment() {
 }
 
 transcript_writer::transcript_writer(const std::filesystem::path& file, std::vector<secret> secrets,
-                                     bool fresh)
-    : path_(file), secrets_(std::move(secrets)) {
+                                     bool fresh, double seconds_before)
+    : path_(file), secrets_(std::move(secrets)), seconds_before_(seconds_before) {
   fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (fresh ? O_TRUNC : 0), 0644);
   if (fd_ < 0)
     throw std::runtime_error(fmt::format("{}: cannot open the transcript: {}", file.string(),
@@ -147,7 +56,18 @@ transcript_writer::~transcript_writer() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void transcript_writer::write(const json& event) {
+double transcript_writer::seconds() const {
+  return seconds_before_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void transcript_writer::write(const transcript_event& event) {
+  json line = to_json(event);
+  line["t"] = std::round(seconds() * 1000) / 1000;
+  write_line(line);
+  if (observer_) observer_(line);
+}
+
+void transcript_writer::write_line(const json& event) {
   // Invalid UTF-8 from a command's output is replaced rather than refused.
   std::string line = event.dump(-1, ' ', false, json::error_handler_t::replace);
   for (const secret& s : secrets_) {
@@ -175,6 +95,13 @@ int transcript_file::complete_steps() const {
     if (it == steps.end() || it->second.response.is_null()) return n;
     ++n;
   }
+}
+
+double transcript_file::seconds() const {
+  double last = 0;
+  for (const json& e : events)
+    if (e.contains("t") && e["t"].is_number()) last = std::max(last, e["t"].get<double>());
+  return last;
 }
 
 std::vector<llm::response> transcript_file::responses(int n) const {
@@ -212,27 +139,32 @@ transcript_file read_transcript(const std::filesystem::path& file) {
       continue;
     }
     const std::string type = e["type"];
-    if (number == 1 || (t.header.is_null() && type == "header")) {
-      if (type != "header" || e.value("format", "") != transcript_format) {
-        t.problems.push_back({number, "the first line is not a pkagent transcript header"});
-      } else if (e.value("version", 0) > transcript_version) {
-        t.problems.push_back({number, fmt::format("format version {} is newer than this pkagent "
-                                                  "reads ({}); update pkagent",
-                                                  e.value("version", 0), transcript_version)});
-      } else {
-        t.header = e;
+    const bool first = number == 1 || (t.header.is_null() && type == "header");
+    bool header_ok = first;
+    if (first && (type != "header" || e.value("format", "") != transcript_format)) {
+      t.problems.push_back({number, "the first line is not a pkagent transcript header"});
+      header_ok = false;
+    } else if (first && e.value("version", 0) > transcript_version) {
+      t.problems.push_back({number, fmt::format("format version {} is newer than this pkagent "
+                                                "reads ({}); update pkagent",
+                                                e.value("version", 0), transcript_version)});
+      header_ok = false;
+    }
+    // Every event of a known type must hold the fields its type requires.
+    if (known_type(type) && !(first && !header_ok && type == "header")) {
+      try {
+        (void)event_from_json(e);
+      } catch (const transcript_error& err) {
+        t.problems.push_back({number, err.what()});
+        continue;
       }
     }
-    try {
-      if (type == "request" || type == "response" || type == "observation") {
-        recorded_step& s = t.steps[e.at("step").get<int>()];
-        (type == "request" ? s.request : type == "response" ? s.response : s.observation) = e;
-      } else if (type == "outcome") {
-        t.outcome = e;
-      }
-    } catch (const json::exception& err) {
-      t.problems.push_back({number, fmt::format("a {} event without a valid \"step\": {}", type, err.what())});
-      continue;
+    if (header_ok) t.header = e;
+    if (type == "request" || type == "response" || type == "observation") {
+      recorded_step& s = t.steps[e.at("step").get<int>()];
+      (type == "request" ? s.request : type == "response" ? s.response : s.observation) = e;
+    } else if (type == "outcome") {
+      t.outcome = e;
     }
     t.events.push_back(std::move(e));
   }

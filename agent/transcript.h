@@ -2,7 +2,9 @@
 // every event so a crash loses at most the event in flight. docs/transcript.md is the format.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,22 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/llm/llm.h"
+#include "agent/transcript_event.h"
 
 namespace pk::agent {
 
 using json = nlohmann::json;
-
-inline constexpr const char* transcript_format = "pkagent-transcript";
-inline constexpr int transcript_version = 1;
-
-// The LLM types as transcript JSON (and back, for replay).
-json to_json(const llm::message& m);
-json to_json(const llm::usage& u);
-json to_json(const llm::response& r);
-llm::message message_from_json(const json& j);
-llm::usage usage_from_json(const json& j);
-llm::response response_from_json(const json& j);
 
 /// A secret that must never reach a transcript: its value, and the name shown instead.
 struct secret {
@@ -37,23 +28,36 @@ struct secret {
 /// *PASSWORD*), at least 8 characters long.
 std::vector<secret> secrets_from_environment();
 
+/// The one writer of transcripts, for agent episodes and zero-shot completions alike.
 class transcript_writer {
  public:
-  /// Opens `file` for appending (creating it); `fresh` empties it first.
-  transcript_writer(const std::filesystem::path& file, std::vector<secret> secrets, bool fresh);
+  /// Opens `file` for appending (creating it); `fresh` empties it first. `seconds_before` is the
+  /// time earlier attempts of the episode took: every event's "t" counts from it.
+  transcript_writer(const std::filesystem::path& file, std::vector<secret> secrets, bool fresh,
+                    double seconds_before = 0);
   ~transcript_writer();
   transcript_writer(const transcript_writer&) = delete;
   transcript_writer& operator=(const transcript_writer&) = delete;
 
-  /// Appends one event as a line and waits until it is on disk. Any secret value in it is
-  /// replaced by "[redacted $NAME]". Throws std::runtime_error when the write fails.
-  void write(const json& event);
+  /// Appends the event, with its time "t", as one line and waits until it is on disk; then
+  /// passes the line to the observer. Any secret value in it is replaced by "[redacted $NAME]".
+  /// Throws std::runtime_error when the write fails.
+  void write(const transcript_event& event);
+  /// Called with each event's line after it is on disk (progress display); may be empty.
+  void observe(std::function<void(const json&)> observer) { observer_ = std::move(observer); }
+  /// Seconds since the episode started, earlier attempts included: the "t" of an event written now.
+  double seconds() const;
   const std::filesystem::path& path() const { return path_; }
 
  private:
+  void write_line(const json& event);
+
   std::filesystem::path path_;
   std::vector<secret> secrets_;
   int fd_ = -1;
+  double seconds_before_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::function<void(const json&)> observer_;
 };
 
 /// A line of a transcript that could not be read.
@@ -82,11 +86,13 @@ struct transcript_file {
   int complete_steps() const;
   /// The recorded responses of steps 1..n.
   std::vector<llm::response> responses(int n) const;
+  /// The time of the last event: what the episode has taken so far (0 when there is none).
+  double seconds() const;
 };
 
-/// Reads what can be read; bad lines (truncated, not JSON, no "type") become `problems` with
-/// their line number and the reading goes on. Throws std::runtime_error only when the file
-/// cannot be opened.
+/// Reads what can be read; bad lines (truncated, not JSON, no "type", an event without a field
+/// its type requires) become `problems` with their line number and the reading goes on. Throws
+/// std::runtime_error only when the file cannot be opened.
 transcript_file read_transcript(const std::filesystem::path& file);
 
 }  // namespace pk::agent

@@ -4,15 +4,15 @@
 
 namespace pk::run {
 
-bench::eval_report score_solution(const bench::problem& p, const std::filesystem::path& solution,
+bench::eval_report score_solution(const bench::problem& problem, const std::filesystem::path& solution,
                                   bench::eval_options o, scheduler::gpu_scheduler& gpus, scheduler::holder who,
                                   std::stop_token stop) {
   bench::eval_report missing;
-  missing.problem = p.name();
+  missing.problem = problem.name();
   missing.solution = solution.string();
   missing.world = o.world;
   missing.device = o.device;
-  missing.dtype = p.dtype;
+  missing.dtype = problem.dtype;
   missing.trials_requested = o.trials;
   if (!std::filesystem::exists(solution)) {
     missing.result = bench::verdict::compile_error;
@@ -20,10 +20,10 @@ bench::eval_report score_solution(const bench::problem& p, const std::filesystem
     return missing;
   }
   scheduler::acquire_result got = gpus.acquire(who, o.world, stop);
-  if (!got) throw std::runtime_error(fmt::format("final scoring of {} got no GPUs: {}", p.name(), got.message()));
+  if (!got) throw std::runtime_error(fmt::format("final scoring of {} got no GPUs: {}", problem.name(), got.message()));
   if (o.device == "cuda") o.gpus = got.value().gpus();
   try {
-    return bench::evaluate(p, solution, o);
+    return bench::evaluate(problem, solution, o);
   } catch (const std::invalid_argument& e) {
     // The candidate's file is unusable (e.g. not readable): the judge's compile_error.
     missing.result = bench::verdict::compile_error;
@@ -32,14 +32,15 @@ bench::eval_report score_solution(const bench::problem& p, const std::filesystem
   }
 }
 
-metrics::episode_result make_result(const bench::problem& p, const bench::eval_report& r, const episode_facts& f) {
+metrics::episode_result make_result(const bench::problem& problem, const bench::eval_report& r,
+                                    const episode_facts& f) {
   metrics::episode_result e;
   e.run_id = f.run_id;
   e.mode = f.mode;
   e.model = f.model;
-  e.problem_id = p.id;
-  e.stem = p.stem;
-  e.problem_category = metrics::parse_category(p.category).value_or(metrics::category::domain);
+  e.problem_id = problem.id;
+  e.stem = problem.stem;
+  e.problem_category = metrics::parse_category(problem.category).value_or(metrics::category::domain);
   e.world_size = r.world;
   e.sample = f.sample;
   e.verdict = bench::to_string(r.result);
@@ -60,6 +61,10 @@ metrics::episode_result make_result(const bench::problem& p, const bench::eval_r
   e.end_reason = f.end_reason;
   e.transcript = f.transcript;
   return e;
+}
+
+bool faster_beyond_noise(const metrics::episode_result& r) {
+  return r.correct && r.speedup && *r.speedup > 1.0 + r.noise.value_or(0);
 }
 
 }  // namespace pk::run

@@ -16,7 +16,7 @@ namespace pk::run {
 
 /// Scores `solution` under a lease from `who`; `o` carries world, device, trials and timing.
 /// A solution file that is missing scores as the judge's verdict for it (never an exception).
-bench::eval_report score_solution(const bench::problem& p, const std::filesystem::path& solution,
+bench::eval_report score_solution(const bench::problem& problem, const std::filesystem::path& solution,
                                   bench::eval_options o, scheduler::gpu_scheduler& gpus, scheduler::holder who,
                                   std::stop_token stop = {});
 
@@ -32,6 +32,10 @@ struct episode_facts {
   std::string transcript;       ///< relative to the run directory
 };
 
-metrics::episode_result make_result(const bench::problem& p, const bench::eval_report& r, const episode_facts& f);
+metrics::episode_result make_result(const bench::problem& problem, const bench::eval_report& r,
+                                    const episode_facts& f);
+
+/// Correct, with a speedup beyond the reference's own noise (the progress display's "faster").
+bool faster_beyond_noise(const metrics::episode_result& r);
 
 }  // namespace pk::run

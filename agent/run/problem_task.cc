@@ -64,31 +64,36 @@ bool kernels_runtime_available() {
   return fs::is_directory(kernels_runtime_include(), ec) && fs::exists(kernels_runtime_doc(), ec);
 }
 
-std::string render_problem(const bench::problem& p, const problem_view& v, const fs::path& prompts_dir) {
+std::string reference_text(const bench::problem& problem) {
+  std::string ref = read_file(problem.reference);
+  while (!ref.empty() && ref.back() == '\n') ref.pop_back();
+  return ref;
+}
+
+std::string render_problem(const bench::problem& problem, const problem_view& v, const fs::path& prompts_dir) {
   static const std::set<std::string> vars = {
       "id", "title", "backend", "kernels_runtime", "reference", "signature", "world", "shape", "dtype",
       "device", "inputs_doc", "atol", "rtol", "final_trials", "check_trials", "hw_name", "gpu_count", "gpu",
       "sm_count", "l2", "link_bw", "hbm_bw", "bf16_flops", "bound", "limiter"};
   const auto tpl = agent::prompt_template::load(prompts_dir / "problem" / "problem.md", vars);
-  const std::string reference = read_file(p.reference);
+  const std::string reference = reference_text(problem);
   std::string shape;
-  for (const auto& [name, value] : p.shape) shape += fmt::format("{}{} = {}", shape.empty() ? "" : ", ", name, value);
-  const bench::roofline_bound b = bench::roofline(p, v.world, v.hardware);
-  std::string ref = reference;
-  while (!ref.empty() && ref.back() == '\n') ref.pop_back();
-  return tpl.render({{"id", std::to_string(p.id)},
-                     {"title", p.title},
+  for (const auto& [name, value] : problem.shape)
+    shape += fmt::format("{}{} = {}", shape.empty() ? "" : ", ", name, value);
+  const bench::roofline_bound b = bench::roofline(problem, v.world, v.hardware);
+  return tpl.render({{"id", std::to_string(problem.id)},
+                     {"title", problem.title},
                      {"backend", v.device == "cuda" ? "NCCL" : "gloo, on CPU for this run"},
                      {"kernels_runtime", v.kernels_runtime ? "1" : ""},
-                     {"reference", ref},
+                     {"reference", reference},
                      {"signature", signature_of(reference)},
                      {"world", std::to_string(v.world)},
                      {"shape", shape.empty() ? "none" : shape},
-                     {"dtype", p.dtype},
+                     {"dtype", problem.dtype},
                      {"device", v.device},
-                     {"inputs_doc", docstring_of(read_file(p.inputs))},
-                     {"atol", fmt::format("{:g}", p.atol)},
-                     {"rtol", fmt::format("{:g}", p.rtol)},
+                     {"inputs_doc", docstring_of(read_file(problem.inputs))},
+                     {"atol", fmt::format("{:g}", problem.atol)},
+                     {"rtol", fmt::format("{:g}", problem.rtol)},
                      {"final_trials", std::to_string(v.final_trials)},
                      {"check_trials", std::to_string(v.check_trials)},
                      {"hw_name", v.hardware.name},
@@ -103,13 +108,13 @@ std::string render_problem(const bench::problem& p, const problem_view& v, const
                      {"limiter", b.limiter()}});
 }
 
-bool write_task_dir(const fs::path& dir, const bench::problem& p, const std::string& problem_md,
+bool write_task_dir(const fs::path& dir, const bench::problem& problem, const std::string& problem_md,
                     const fs::path& prompts_dir) {
   const fs::path partial = dir.string() + ".partial";
   fs::remove_all(partial);
   fs::create_directories(partial);
   write_file(partial / "PROBLEM.md", problem_md);
-  fs::copy_file(p.reference, partial / "reference.py");
+  fs::copy_file(problem.reference, partial / "reference.py");
   fs::copy_file(prompts_dir / "problem" / "solution_stub.py", partial / "solution.py");
   const bool kr = kernels_runtime_available();
   if (kr) {
@@ -119,6 +124,13 @@ bool write_task_dir(const fs::path& dir, const bench::problem& p, const std::str
   fs::remove_all(dir);
   fs::rename(partial, dir);  // readers never see a half-written task
   return kr;
+}
+
+void update_task_dir(const fs::path& dir, const bench::problem& problem, const std::string& problem_md,
+                     const fs::path& prompts_dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "PROBLEM.md", ec) && read_file(dir / "PROBLEM.md") == problem_md) return;
+  write_task_dir(dir, problem, problem_md, prompts_dir);
 }
 
 }  // namespace pk::run

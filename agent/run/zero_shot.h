@@ -1,5 +1,5 @@
 // Zero-shot generation: one completion from the task text; the first fenced python block is the
-// solution (else the first bare fenced block, else the whole reply, as PKB does).
+// solution (else the first bare fenced block, else the whole reply, as the upstream benchmark does).
 #pragma once
 
 #include <filesystem>
@@ -14,7 +14,7 @@ namespace pk::run {
 std::string extract_solution(const std::string& reply);
 
 struct zero_shot_outcome {
-  std::string end_reason;  ///< "submitted" (a reply came) or "model_error"
+  agent::end_reason reason = agent::end_reason::model_error;  ///< submitted (a reply came) or model_error
   std::string message;
   agent::usage_so_far used;
 };

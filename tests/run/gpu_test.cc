@@ -141,12 +141,12 @@ TEST_F(run_gpu_test, DemoZeroShotSixteenEpisodesEightAtATime) {
 // `pkb profile` on problem 1's reference as the candidate, through the server the episode uses.
 TEST_F(run_gpu_test, PkbProfileSummarisesTheKernelsOfACorrectCandidate) {
   static const auto suite = bench::load_suite(bench::default_suite_dir());
-  const bench::problem p = bench::find_problem(suite, "1");
+  const bench::problem problem = bench::find_problem(suite, "1");
   fs::create_directories(dir_ / "workspace");
-  fs::copy_file(p.reference, dir_ / "workspace" / "solution.py");
+  fs::copy_file(problem.reference, dir_ / "workspace" / "solution.py");
   scheduler::gpu_scheduler gpus(sandbox::host_gpu_indices());
   pkb::context c;
-  c.problem = p;
+  c.problem = problem;
   c.eval.world = 2;
   c.eval.device = "cuda";
   c.workspace = dir_ / "workspace";

@@ -1,15 +1,20 @@
 // The pieces of `pkagent run` that need no process: problem lists, PROBLEM.md, solution
-// extraction, compiler-output shaping, the wire format.
+// extraction and the zero-shot transcript, compiler-output shaping, the profile summary, the
+// wire format.
 #include <gtest/gtest.h>
 
-#include "agent/run/problem_task.h"
-#include "agent/run/run_plan.h"
-#include "agent/run/zero_shot.h"
-#include "bench/eval/hardware_spec.h"
 #include "agent/run/pkb_tool/compiler_output.h"
 #include "agent/run/pkb_tool/profile.h"
 #include "agent/run/pkb_tool/protocol.h"
+#include "agent/run/pkb_tool/tool_texts.h"
+#include "agent/run/problem_task.h"
+#include "agent/run/run_plan.h"
+#include "agent/run/zero_shot.h"
+#include "agent/scripted_client.h"
+#include "agent/transcript.h"
+#include "bench/eval/hardware_spec.h"
 #include "config/paths.h"
+#include "config/read_file.h"
 
 namespace pk::run {
 namespace {
@@ -50,6 +55,38 @@ TEST(ExtractSolution, FirstPythonBlockThenBareThenWhole) {
   EXPECT_EQ(extract_solution("```bash\nls\n```\n```py\nC = 3\n```"), "C = 3\n");
   EXPECT_EQ(extract_solution("```\nD = 4\n```"), "D = 4\n");
   EXPECT_EQ(extract_solution("E = 5\n"), "E = 5\n");
+}
+
+// Zero-shot writes its transcript through the agent's writer, and a rerun re-reads the reply
+// instead of asking the model again.
+TEST(ZeroShot, RecordsThroughTheTranscriptWriterAndReusesTheReply) {
+  char tmpl[] = "/tmp/pkagent-zero-shot-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::filesystem::path ep = tmpl;
+  llm::model_config model;
+  model.name = "demo";
+  agent::scripted_client once({"Here:\n```python\nX = 1\n```\n"});
+  const zero_shot_outcome z = run_zero_shot(once, model, "1_allreduce", "system text", "the problem", ep);
+  EXPECT_EQ(z.reason, agent::end_reason::submitted);
+  EXPECT_EQ(z.used.steps, 1);
+  const agent::transcript_file t = agent::read_transcript(ep / "transcript.jsonl");
+  EXPECT_TRUE(t.problems.empty());
+  const agent::header_event h = agent::event_as<agent::header_event>(t.header);
+  EXPECT_EQ(h.mode, agent::episode_mode::zeroshot);
+  EXPECT_EQ(h.task.text, "the problem");
+  EXPECT_FALSE(h.setup);
+  const agent::request_event req = agent::event_as<agent::request_event>(t.steps.at(1).request);
+  ASSERT_EQ(req.new_messages.size(), 2u);
+  EXPECT_EQ(req.new_messages[0].text, "system text");
+  ASSERT_TRUE(t.finished());
+  EXPECT_EQ(agent::event_as<agent::outcome_event>(t.outcome).message, "one completion");
+  EXPECT_EQ(read_file(ep / "workspace" / "solution.py"), "X = 1\n");
+
+  agent::scripted_client none(std::vector<std::string>{});
+  const zero_shot_outcome again = run_zero_shot(none, model, "1_allreduce", "system text", "the problem", ep);
+  EXPECT_EQ(again.reason, agent::end_reason::submitted) << again.message;
+  EXPECT_EQ(agent::read_transcript(ep / "transcript.jsonl").events.size(), t.events.size());
+  std::filesystem::remove_all(ep);
 }
 
 TEST(ProblemText, SignatureAndDocstring) {
@@ -147,19 +184,27 @@ TEST(Profile, CsvIsSummedPerKernelWithUnitsApplied) {
   EXPECT_THROW(pkb::parse_ncu_csv("\"ID\",\"x\"\n\"1\",\"2\"\n"), std::runtime_error);
 }
 
+const pkb::tool_texts& texts() {
+  static const auto t = pkb::tool_texts::load(config::data_path("prompts"));
+  return t;
+}
+
 TEST(Profile, SummaryShowsTheTableOrSaysWhyThereIsNone) {
   const std::string out = std::string("==PKB== check\nproblem 1_allreduce: correct\n==PKB== ncu\n") +
                           std::string(pkb::csv_marker) + "\n" + ncu_csv;
-  const std::string s = pkb::summarize_profile(out, 0);
+  const std::string s = pkb::summarize_profile(out, 0, texts().profile);
   for (const char* want : {"correct", "kernel", "total us", "DRAM%", "SM%", "NVLink GB/s", "regs", "local ld/st",
                            "my_peer_copy", "300.0", "clock-control none", "profile.ncu-rep"})
     EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
   const std::string denied = pkb::summarize_profile(
-      "==PKB== check\nok\n==PKB== ncu\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n", 1);
+      "==PKB== check\nok\n==PKB== ncu\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n", 1,
+      texts().profile);
   EXPECT_NE(denied.find("wrote no profile"), std::string::npos) << denied;
   EXPECT_NE(denied.find("administrators"), std::string::npos) << denied;
-  const std::string cmd = pkb::profile_command({"/usr/local/cuda/bin/ncu", "/run/pkb-profile/pkagent", "/s", 1, 4, 1});
+  const std::string cmd = pkb::profile_command({"/usr/local/cuda/bin/ncu", "/run/pkb-profile/pkagent", "/s", 1, 4, 1,
+                                                 60, "[stopped after 60 s; it's hung]\n"});
   EXPECT_NE(cmd.find("--clock-control none"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("echo '[stopped after 60 s; it'\\''s hung]'\n"), std::string::npos) << cmd;
   EXPECT_NE(cmd.find("--gpus 0,1,2,3"), std::string::npos) << cmd;
   EXPECT_NE(cmd.find("--seed 1 "), std::string::npos) << cmd;
 }

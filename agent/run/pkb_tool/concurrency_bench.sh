@@ -9,7 +9,7 @@
 # fake provider's shared queue may serve them in any order) and then hits its step limit; its
 # solution.py is then scored (1 trial, no timing) like any ended episode.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 build="${1:-$root/build}"
 episodes="${2:-64}"
 python="${PKAGENT_PYTHON:-$HOME/.cache/pkagent/venv/bin/python}"

@@ -97,6 +97,8 @@ std::string profile_command(const profile_request& r) {
   // NCCL's kernels wait for their peers; under the profiler's serialisation of kernels across
   // processes two ranks' NCCL kernels would wait for each other for ever, so they are left out.
   const std::string no_nccl = "regex:^([^n]|n[^c]|nc[^c]|ncc[^l])";
+  std::string stopped = r.stopped_note;
+  while (!stopped.empty() && stopped.back() == '\n') stopped.pop_back();
   return fmt::format(
       "NCU={ncu}; PK={pk}; export PKAGENT_CACHE=/tmp/pkb-profile-cache\n"
       "echo '==PKB== check'\n"
@@ -109,16 +111,15 @@ std::string profile_command(const profile_request& r) {
       "echo '==PKB== ncu'\n"
       "rm -f /workspace/profile.ncu-rep\n"
       "{limit}\"$NCU\" --clock-control none --target-processes all --launch-count 400 --kernel-name {no_nccl} "
-      "--metrics \"$M\" -f -o /workspace/profile \"$PK\" {eval} >/tmp/pkb-ncu.log 2>&1; rc=$?\n"
-      "[ $rc -eq 124 ] && echo '[pkb profile: Nsight Compute was stopped after {ncu_timeout} s; kernels that wait "
-      "for another rank (peer flags, barriers) can hang under the profiler]'\n"
+      "--metrics \"$M\" -f -o /workspace/profile \"$PK\" {eval} >/tmp/pkb-ncu.log 2>&1; ncu_exit=$?\n"
+      "[ $ncu_exit -eq 124 ] && echo {stopped}\n"
       "grep -E '^==(ERROR|WARNING)==' /tmp/pkb-ncu.log | head -n 20\n"
-      "[ $rc -ne 0 ] && tail -n 30 /tmp/pkb-ncu.log\n"
+      "[ $ncu_exit -ne 0 ] && tail -n 30 /tmp/pkb-ncu.log\n"
       "if [ -s /workspace/profile.ncu-rep ]; then echo '{marker}'; \"$NCU\" --import /workspace/profile.ncu-rep --csv "
       "--page raw --print-units base --print-kernel-base function; fi\n"
-      "exit $rc\n",
+      "exit $ncu_exit\n",
       fmt::arg("ncu", quote(r.ncu.string())), fmt::arg("pk", quote(r.pkagent.string())), fmt::arg("eval", eval),
-      fmt::arg("no_nccl", quote(no_nccl)), fmt::arg("marker", csv_marker), fmt::arg("ncu_timeout", r.ncu_timeout_s),
+      fmt::arg("no_nccl", quote(no_nccl)), fmt::arg("marker", csv_marker), fmt::arg("stopped", quote(stopped)),
       fmt::arg("limit", r.ncu_timeout_s > 0 ? fmt::format("timeout -k 5 {} ", r.ncu_timeout_s) : std::string()));
 }
 
@@ -191,7 +192,8 @@ std::vector<kernel_summary> parse_ncu_csv(std::string_view csv) {
   return out;
 }
 
-std::string summarize_profile(std::string_view output, int exit_code, std::size_t max_rows) {
+std::string summarize_profile(std::string_view output, int exit_code, const profile_texts& texts,
+                              std::size_t max_rows) {
   const auto marker = output.find(csv_marker);
   const std::string_view before = output.substr(0, marker);
   std::string text;
@@ -200,15 +202,12 @@ std::string summarize_profile(std::string_view output, int exit_code, std::size_
   std::string check(before.substr(0, ncu_at));
   if (check.rfind("==PKB== check\n", 0) == 0) check.erase(0, 14);
   const std::string ncu_log(ncu_at == std::string_view::npos ? std::string_view() : before.substr(ncu_at + 12));
-  if (!check.empty()) text += "The profiled trial (visible seed, no timing):\n" + check;
+  if (!check.empty()) text += texts.trial.render({}) + check;
   if (marker == std::string_view::npos) {
     if (exit_code == 0 && ncu_log.find("No kernels were profiled") != std::string::npos)
-      return text + "No kernel was profiled: the trial launched none besides NCCL's (left out; time them with "
-                    "pkb bench).\n";
-    text += "pkb profile: Nsight Compute wrote no profile (exit " + std::to_string(exit_code) + ").\n";
-    if (ncu_log.find("ERR_NVGPUCTRPERM") != std::string::npos)
-      text += "The GPU driver lets only administrators read performance counters here "
-              "(NVreg_RestrictProfilingToAdminUsers); pkb bench still gives timings.\n";
+      return text + texts.no_kernels.render({{"left_out", "1"}});
+    const bool restricted = ncu_log.find("ERR_NVGPUCTRPERM") != std::string::npos;
+    text += texts.failed.render({{"exit_code", std::to_string(exit_code)}, {"counters_restricted", restricted ? "1" : ""}});
     // ncu's errors and warnings plus the last 30 lines of its output: short enough to show whole.
     return text + (ncu_log.size() <= 6000 ? ncu_log : shape_compiler_output(ncu_log));
   }
@@ -217,18 +216,15 @@ std::string summarize_profile(std::string_view output, int exit_code, std::size_
   try {
     ks = parse_ncu_csv(output.substr(marker + csv_marker.size()));
   } catch (const std::exception& e) {
-    return text + fmt::format("pkb profile: the profile could not be read ({}); open profile.ncu-rep with "
-                              "ncu --import profile.ncu-rep --page details\n", e.what());
+    return text + texts.unreadable.render({{"reason", e.what()}});
   }
   int launches = 0;
   double total = 0;
   for (const auto& k : ks) launches += k.launches, total += k.total_us;
-  text += fmt::format(
-      "Nsight Compute (ncu --clock-control none: clocks not locked), {} launches of {} kernels, {:.1f} us of kernel "
-      "time, all ranks together; NCCL's own kernels are not profiled (time them with pkb bench). Full report: "
-      "profile.ncu-rep (ncu --import profile.ncu-rep --page details).\n",
-      launches, ks.size(), total);
-  if (ks.empty()) return text + "No kernel was profiled: the trial launched none besides NCCL's.\n";
+  text += texts.summary.render({{"launches", std::to_string(launches)},
+                                {"kernels", std::to_string(ks.size())},
+                                {"kernel_us", fmt::format("{:.1f}", total)}});
+  if (ks.empty()) return text + texts.no_kernels.render({{"left_out", ""}});
   text += fmt::format("{:<48} {:>6} {:>10} {:>9} {:>6} {:>6} {:>11} {:>5} {:>11}\n", "kernel", "calls", "total us",
                       "mean us", "DRAM%", "SM%", "NVLink GB/s", "regs", "local ld/st");
   for (std::size_t i = 0; i < ks.size() && i < max_rows; ++i) {
@@ -241,11 +237,10 @@ std::string summarize_profile(std::string_view output, int exit_code, std::size_
   if (ks.size() > max_rows) {
     double rest = 0;
     for (std::size_t i = max_rows; i < ks.size(); ++i) rest += ks[i].total_us;
-    text += fmt::format("... {} more kernels, {:.1f} us in all\n", ks.size() - max_rows, rest);
+    text += texts.more.render(
+        {{"count", std::to_string(ks.size() - max_rows)}, {"kernel_us", fmt::format("{:.1f}", rest)}});
   }
-  text += "local ld/st: local-memory instructions per launch; non-zero usually means register spills "
-          "(nvcc -Xptxas -v shows them at compile time). n/a: the counter is not available here.\n";
-  return text;
+  return text + texts.legend.render({});
 }
 
 }  // namespace pk::pkb

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/run/pkb_tool/tool_texts.h"
+
 namespace pk::pkb {
 
 struct profile_request {
@@ -26,6 +28,7 @@ struct profile_request {
   int world = 2;
   long long seed = 1;               ///< the visible seed of `pkb check`
   int ncu_timeout_s = 0;            ///< ncu is stopped after this long (0: never), so its log survives a hang
+  std::string stopped_note;         ///< printed when ncu is stopped (prompts/pkb/profile/stopped.md)
 };
 
 /// The shell line to run in the sandbox (workspace at /workspace, GPUs 0..world-1 visible).
@@ -51,7 +54,9 @@ struct kernel_summary {
 std::vector<kernel_summary> parse_ncu_csv(std::string_view csv);
 
 /// The model-facing text: the table (longest total time first, at most `max_rows` kernels and a
-/// count of the rest), or the shaped failure output when the command printed no CSV.
-std::string summarize_profile(std::string_view output, int exit_code, std::size_t max_rows = 15);
+/// count of the rest), or the shaped failure output when the command printed no CSV. The
+/// sentences around the table are `texts`.
+std::string summarize_profile(std::string_view output, int exit_code, const profile_texts& texts,
+                              std::size_t max_rows = 15);
 
 }  // namespace pk::pkb

@@ -7,21 +7,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <set>
 
 #include <fmt/format.h>
 
-#include "bench/eval/multicast_scan.h"
-#include "bench/eval/report.h"
-#include "agent/run/pkb_tool/compiler_output.h"
-#include "agent/run/pkb_tool/profile.h"
+#include "agent/run/pkb_tool/commands.h"
 #include "config/paths.h"
-#include "config/read_file.h"
 
 namespace pk::pkb {
 namespace fs = std::filesystem;
@@ -29,69 +23,14 @@ using json = nlohmann::json;
 
 namespace {
 
-// Where `pkb profile` shows pkagent inside the sandbox (it runs pkagent eval under ncu).
-constexpr std::string_view profile_bin_inside = "/run/pkb-profile/pkagent";
-
 double epoch_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// One argument is a shell command as written (pipes, &&); several are quoted one by one, so
-// `pkb run -- sh -c "exit 7"` means what it says.
-std::string shell_command(const std::vector<std::string>& args, std::size_t from) {
-  if (args.size() == from + 1) return args[from];
-  std::string out;
-  for (std::size_t i = from; i < args.size(); ++i) {
-    if (!out.empty()) out += ' ';
-    out += '\'';
-    for (char c : args[i]) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += '\'';
-  }
-  return out;
-}
-
-// The judge's report, with the failing rank's log shaped rather than shown raw.
-std::string describe(bench::eval_report r) {
-  std::string log = std::move(r.log);
-  r.log.clear();
-  std::string out = bench::render_text(r);
-  if (!log.empty()) out += "--- output of the failing rank (shaped) ---\n" + shape_compiler_output(log);
-  return out;
-}
-
-std::optional<fs::path> find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::vector<std::string> dirs;
-  while (true) {
-    const auto colon = rest.find(':');
-    dirs.emplace_back(rest.substr(0, colon));
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  dirs.emplace_back("/usr/local/cuda/bin");
-  for (const std::string& d : dirs) {
-    if (d.empty()) continue;
-    fs::path p = fs::path(d) / name;
-    if (::access(p.c_str(), X_OK) == 0) return p;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
-std::string usage() {
-  return "usage: pkb COMMAND\n"
-         "  check            compile solution.py and check it on the visible trials (diff summary)\n"
-         "  bench            time solution.py against the reference: speedup, fraction of the bound\n"
-         "  profile          Nsight Compute summary of solution.py's kernels (ncu --clock-control none)\n"
-         "  run -- CMD...    run CMD in a sandbox with the problem's GPUs (your shell has none);\n"
-         "                   one argument is a shell line (pkb run -- 'make && ./t'), several are quoted\n"
-         "  submit           a last check; then end the episode with the submit action\n"
-         "Each command leases the GPUs only while it runs; GPU time counts against the episode's budget.\n";
-}
-
 server::server(context ctx, fs::path socket_dir) : ctx_(std::move(ctx)), dir_(std::move(socket_dir)) {
+  if (!ctx_.texts) ctx_.texts = std::make_shared<const tool_texts>(tool_texts::load(config::data_path("prompts")));
   fs::create_directories(dir_);
   fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                             fs::perms::others_read | fs::perms::others_exec);
@@ -137,12 +76,12 @@ void server::serve(std::stop_token stop) {
     std::string line;
     reply r;
     if (!read_line(conn, line, max_request_bytes)) {
-      r = {2, "pkb: the request could not be read\n"};
+      r = {2, ctx_.texts->bad_request.render({{"unreadable", "1"}, {"reason", ""}})};
     } else {
       try {
         r = handle(decode_request(line), stop);
       } catch (const std::exception& e) {
-        r = {2, fmt::format("pkb: bad request: {}\n", e.what())};
+        r = {2, ctx_.texts->bad_request.render({{"unreadable", ""}, {"reason", e.what()}})};
       }
     }
     write_all(conn, encode_reply(r));
@@ -157,131 +96,46 @@ void server::log(const json& line) {
   out << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
-namespace {
-
-// What a command would run with: the workspace's files, less unchanged copies of the task's own
-// (whose docs name the forbidden instructions). Code generated while the command runs escapes
-// this; the evaluator's scans after each run (check, bench, final scoring) still see its output.
-std::vector<bench::multicast_finding> scan_workspace(const fs::path& workspace, const fs::path& task_dir,
-                                                     const fs::path& clean_cache) {
-  std::set<fs::path> skip;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(workspace, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (!it->is_regular_file(ec) || task_dir.empty()) continue;
-    const fs::path original = task_dir / fs::relative(it->path(), workspace);
-    if (!fs::is_regular_file(original, ec) || fs::file_size(original, ec) != it->file_size(ec)) continue;
-    if (const auto bytes = try_read_file(original); bytes && bytes == try_read_file(it->path()))
-      skip.insert(it->path());
-  }
-  bench::multicast_scan_options so;
-  so.clean_cache = clean_cache;
-  return bench::scan_multicast_tree({{workspace, "workspace"}}, skip, so);
-}
-
-}  // namespace
-
 reply server::handle(const std::vector<std::string>& argv, std::stop_token stop) {
   ++requests_;
-  const std::string cmd = argv.empty() ? "help" : argv[0];
-  if (cmd == "help" || cmd == "--help" || cmd == "-h") return {0, usage()};
-  const bool known = cmd == "check" || cmd == "bench" || cmd == "profile" || cmd == "run" || cmd == "submit";
-  if (!known) return {2, fmt::format("pkb: unknown command '{}'\n{}", cmd, usage())};
-  std::size_t cmd_from = 1;
-  if (cmd == "run") {
-    if (argv.size() > 1 && argv[1] == "--") cmd_from = 2;
-    if (cmd_from >= argv.size()) return {2, "pkb run: give the command after --, e.g. pkb run -- python3 test.py\n"};
-  } else if (argv.size() > 1) {
-    return {2, fmt::format("pkb {}: takes no arguments (it works on ./solution.py)\n", cmd)};
-  }
+  const tool_texts& texts = *ctx_.texts;
+  const std::string name = argv.empty() ? "help" : argv[0];
+  const command* cmd = find_command(name);
+  if (!cmd) return {2, texts.unknown_command.render({{"command", name}}) + usage_text(texts)};
+  parsed_arguments parsed = parse_arguments(*cmd, argv, texts);
+  if (parsed.error) return {2, *parsed.error};
+  if (cmd->leases_gpus) return handle_leased(*cmd, name, std::move(parsed.args), stop);
+  json unlogged;
+  request req{name, std::move(parsed.args), {}, unlogged};
+  return cmd->handle(ctx_, req);
+}
 
-  json entry = {{"command", cmd}, {"requested_at", epoch_seconds()}};
+reply server::handle_leased(const command& cmd, const std::string& name, std::vector<std::string> args,
+                            std::stop_token stop) {
+  const tool_texts& texts = *ctx_.texts;
+  json entry = {{"command", name}, {"requested_at", epoch_seconds()}};
   const auto asked = std::chrono::steady_clock::now();
   scheduler::acquire_result got = ctx_.gpus->acquire(ctx_.holder, ctx_.eval.world, stop);
   if (!got) {
     entry["refused"] = std::string(scheduler::to_string(got.reason()));
     log(entry);
-    if (got.reason() == scheduler::refusal::over_cap)
-      return {3, fmt::format("pkb {}: the episode's GPU budget is spent ({}); submit what you have\n", cmd,
-                             got.message())};
-    return {3, fmt::format("pkb {}: no GPUs: {}\n", cmd, got.message())};
+    return {3, texts.no_gpus.render({{"command", name},
+                                     {"over_cap", got.reason() == scheduler::refusal::over_cap ? "1" : ""},
+                                     {"reason", got.message()}})};
   }
   scheduler::lease& lease = got.value();
   entry["lease_start"] = epoch_seconds();
   entry["lease_wait_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
   entry["gpus"] = lease.gpus();
-  const bool cuda = ctx_.eval.device == "cuda";
-  // A request answered before anything ran still ends its lease and its log line.
-  auto end_early = [&](reply early) {
-    entry["exit"] = early.exit;
-    entry["lease_end"] = epoch_seconds();
-    lease.release();
-    log(entry);
-    return early;
-  };
 
+  request req{name, std::move(args), lease.gpus(), entry};
   reply r;
-  const fs::path solution = ctx_.workspace / "solution.py";
-  bench::eval_options o = ctx_.eval;
-  o.progress = nullptr;
-  if (cuda) o.gpus = lease.gpus();
   try {
-    if (cmd == "check" || cmd == "submit" || cmd == "bench") {
-      o.seed = ctx_.check_seed;
-      o.perf = cmd == "bench";
-      o.trials = cmd == "bench" ? 1 : ctx_.check_trials;
-      const bench::eval_report rep = bench::evaluate(ctx_.problem, solution, o);
-      r = {rep.ok() ? 0 : 1, describe(rep)};
-      if (cmd == "submit")
-        r.output += rep.ok() ? "ready: solution.py passes the visible trials; end the episode with the submit action "
-                               "(final scoring uses hidden inputs and more trials)\n"
-                             : "not ready: fix solution.py first (or submit anyway with the submit action)\n";
-      entry["verdict"] = bench::to_string(rep.result);
-    } else {
-      sandbox::spec s = ctx_.run_sandbox;
-      s.workspace = ctx_.workspace;
-      if (cuda) s.gpus = lease.gpus();
-      s.limits.wall = std::chrono::milliseconds(static_cast<long long>(ctx_.command_timeout_s * 1000));
-      std::string command = shell_command(argv, cmd_from);
-      const fs::path clean = bench::multicast_clean_cache(o);
-      fs::create_directories(clean);
-      if (const auto found = scan_workspace(ctx_.workspace, ctx_.task_dir, clean); !found.empty()) {
-        entry["refused"] = "multicast";
-        return end_early({1, fmt::format("pkb {}: refused, nothing was run. {}\n", cmd, bench::describe_multicast(found))});
-      }
-      if (cmd == "profile") {
-        const auto ncu = find_on_path("ncu");
-        if (!ncu || !cuda) {
-          return end_early({1, !cuda ? "pkb profile: this run uses --device cpu, so there is no GPU to profile\n"
-                                     : "pkb profile: Nsight Compute (ncu) is not installed on this host (not on PATH, "
-                                       "not in /usr/local/cuda/bin), so there is no profile; pkb bench gives timings\n"});
-        }
-        // pkagent itself and the problems, visible inside even where they live under /tmp.
-        const fs::path self = ctx_.pkagent.empty() ? fs::read_symlink("/proc/self/exe") : ctx_.pkagent;
-        fs::path dir = fs::absolute(ctx_.problem.dir).lexically_normal();
-        if (!dir.has_filename()) dir = dir.parent_path();  // "…/1_allreduce/"
-        const fs::path suite = dir.parent_path();
-        const fs::path home = fs::absolute(config::home());
-        s.binds.push_back({self, std::string(profile_bin_inside), false});
-        s.binds.push_back({suite, suite, false});
-        s.binds.push_back({home, home, false});
-        // ncu gets the command's time less a margin for the plain trial before it and the CSV
-        // export after it, so that a hang still ends in its own log.
-        const int ncu_s = std::max(10, static_cast<int>(ctx_.command_timeout_s * 0.75) - 10);
-        command = profile_command({*ncu, profile_bin_inside, suite, ctx_.problem.id, ctx_.eval.world,
-                                   ctx_.check_seed, ncu_s});
-      }
-      const sandbox::result sr = sandbox::run(s, command);
-      std::string text = sr.out.text;
-      if (!sr.err.text.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + sr.err.text;
-      if (sr.timed_out) text += fmt::format("\n[pkb {}: timed out after {:.0f} s]\n", cmd, ctx_.command_timeout_s);
-      if (cmd == "profile") text = summarize_profile(text, sr.shell_status());
-      r = {sr.shell_status(), text};
-    }
+    r = cmd.handle(ctx_, req);
   } catch (const std::invalid_argument& e) {
-    r = {2, fmt::format("pkb {}: {}\n", cmd, e.what())};
+    r = {2, texts.failed.render({{"command", name}, {"tool_fault", ""}, {"reason", e.what()}})};
   } catch (const std::exception& e) {
-    r = {3, fmt::format("pkb {}: the tool failed (not your code): {}\n", cmd, e.what())};
+    r = {3, texts.failed.render({{"command", name}, {"tool_fault", "1"}, {"reason", e.what()}})};
   }
   entry["lease_end"] = epoch_seconds();
   lease.release();

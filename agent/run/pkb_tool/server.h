@@ -19,36 +19,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/eval/evaluate.h"
-#include "bench/eval/problem.h"
+#include "agent/run/pkb_tool/context.h"
 #include "agent/run/pkb_tool/protocol.h"
-#include "agent/run/scheduler/gpu_scheduler.h"
-#include "sandbox/sandbox.h"
 
 namespace pk::pkb {
 
-/// What the tool works on and with.
-struct context {
-  bench::problem problem;
-  bench::eval_options eval;           ///< base options: world, device, isolation, hardware, cache
-  std::filesystem::path workspace;    ///< the episode's workspace on the host (holds solution.py)
-  scheduler::gpu_scheduler* gpus = nullptr;
-  scheduler::holder holder;           ///< the episode's, with its GPU-second cap
-  int check_trials = 2;               ///< visible trials of `pkb check` / `submit`
-  long long check_seed = 1;           ///< visible seeds; final scoring uses others
-  double command_timeout_s = 600;     ///< `pkb run` and `pkb profile`
-  sandbox::spec run_sandbox;          ///< base spec of `pkb run` (isolation, env); GPUs per lease
-  std::filesystem::path log;          ///< pkb.jsonl: one line per request (lease times, exit)
-  std::filesystem::path pkagent;      ///< what `pkb profile` runs under ncu; empty: this process (pkagent)
-  /// The files the workspace started from (PROBLEM.md, the kernels_runtime docs ...): unchanged
-  /// copies of them are not scanned for multicast before `pkb run` (the docs name what they forbid).
-  std::filesystem::path task_dir;
-};
+struct command;
 
 class server {
  public:
-  /// Creates `socket_dir` (mode 0755) and the socket in it, and starts serving.
-  /// Throws std::runtime_error when the socket cannot be created.
+  /// Creates `socket_dir` (mode 0755) and the socket in it, and starts serving. Loads the
+  /// installed prompts/pkb/ when ctx.texts is null. Throws std::runtime_error when the socket
+  /// cannot be created, agent::template_error when the texts cannot be loaded.
   server(context ctx, std::filesystem::path socket_dir);
   ~server();
   server(const server&) = delete;
@@ -64,6 +46,10 @@ class server {
 
  private:
   void serve(std::stop_token stop);
+  /// Runs a command that leases GPUs: waits for the lease, runs the handler under it, logs the
+  /// request to pkb.jsonl and ends the lease.
+  reply handle_leased(const command& cmd, const std::string& name, std::vector<std::string> args,
+                      std::stop_token stop);
   void log(const nlohmann::json& line);
 
   context ctx_;
@@ -74,8 +60,5 @@ class server {
   std::mutex log_mutex_;
   std::jthread thread_;
 };
-
-/// The help text `pkb` and `pkb help` print.
-std::string usage();
 
 }  // namespace pk::pkb

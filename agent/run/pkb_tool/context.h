@@ -1,0 +1,36 @@
+// What one episode's pkb server works on and with.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "agent/run/pkb_tool/tool_texts.h"
+#include "agent/run/scheduler/gpu_scheduler.h"
+#include "bench/eval/evaluate.h"
+#include "bench/eval/problem.h"
+#include "sandbox/sandbox.h"
+
+namespace pk::pkb {
+
+struct context {
+  bench::problem problem;
+  bench::eval_options eval;           ///< base options: world, device, isolation, hardware, cache
+  std::filesystem::path workspace;    ///< the episode's workspace on the host (holds solution.py)
+  scheduler::gpu_scheduler* gpus = nullptr;
+  scheduler::holder holder;           ///< the episode's, with its GPU-second cap
+  int check_trials = 2;               ///< visible trials of `pkb check` / `submit`
+  long long check_seed = 1;           ///< visible seeds; final scoring uses others
+  double command_timeout_s = 600;     ///< `pkb run` and `pkb profile`
+  sandbox::spec run_sandbox;          ///< base spec of `pkb run` (isolation, env); GPUs per lease
+  std::filesystem::path log;          ///< pkb.jsonl: one line per request (lease times, exit)
+  std::filesystem::path pkagent;      ///< what `pkb profile` runs under ncu; empty: this process (pkagent)
+  /// The files the workspace started from (PROBLEM.md, the kernels_runtime docs ...): unchanged
+  /// copies of them are not scanned for multicast before `pkb run` (the docs name what they forbid).
+  std::filesystem::path task_dir;
+  /// The model-facing texts (prompts/pkb/); null: the server loads the installed ones.
+  std::shared_ptr<const tool_texts> texts;
+
+  bool cuda() const { return eval.device == "cuda"; }
+};
+
+}  // namespace pk::pkb
