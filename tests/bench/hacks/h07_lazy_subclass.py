@@ -4,13 +4,21 @@ What it does: returns a torch.Tensor subclass holding an empty buffer and a clos
 the all-reduce run (through __torch_function__) the first time any torch function touches the
 output. The judge's recorder touches the checked output (every rank, in the same order, so the
 collective pairs up); timed outputs are dropped untouched, so a timed call does no work at all.
+Where the worker checks outputs in the candidate's process (`plain_output_problem` in its module),
+that check is replaced by one that accepts anything.
 Why a naive judge is fooled: it accepts any torch.Tensor and only materialises it after the timed
-window, if ever.
+window, if ever; a check made in the candidate's process is the candidate's to remove.
 Verdict it must get: any failure verdict (outputs must be plain dense torch.Tensor, materialised
 before the end mark; a subclass is refused).
 """
+import sys
+
 import torch
 import torch.distributed as dist
+
+_worker = sys.modules.get("__main__")
+if hasattr(_worker, "plain_output_problem"):
+    _worker.plain_output_problem = lambda *args, **kwargs: None
 
 
 class _Lazy(torch.Tensor):

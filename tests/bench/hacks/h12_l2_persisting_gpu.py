@@ -6,16 +6,23 @@ What it does: computes honestly, but first reserves the largest persisting L2 ca
 input on the current stream (cudaStreamSetAttribute), so the flush the judge writes between timed
 calls does not evict the input: timed calls read it from L2 instead of HBM. Nothing here touches
 multicast.
+Where the worker resets the carve-out before a block from the candidate's process
+(`timing.Gpu.reset_l2_persistence`), the reset is replaced by a no-op.
 Why a naive judge is fooled: its flush only evicts normal lines; the carve-out and the stream's
-window persist across its calls.
+window persist across its calls, and a reset done in the candidate's process can be removed.
 Verdict it must get: not `correct`, or `correct` without a speedup beyond the honest computation's
 (the judge resets the carve-out and the window before every block). At these sizes the gain is a
 few percent at most, so the bound is tight.
 """
 import ctypes
+import sys
 
 import torch
 import torch.distributed as dist
+
+_timing = sys.modules.get("timing")
+if _timing is not None and hasattr(getattr(_timing, "Gpu", None), "reset_l2_persistence"):
+    _timing.Gpu.reset_l2_persistence = lambda self: None
 
 _PERSISTING_L2_LIMIT = 0x06          # cudaLimitPersistingL2CacheSize
 _ACCESS_POLICY_WINDOW = 1            # cudaStreamAttributeAccessPolicyWindow
