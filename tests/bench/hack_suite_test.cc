@@ -4,6 +4,7 @@
 // One binary per set (PKAGENT_HACK_SET): quick (label cpu, in CI), full (label hacks_full, runs
 // when PKAGENT_HACKS_FULL=1) and gpu (label gpu, needs 2 GPUs). Run a binary directly to get the
 // scoreboard table at its end; PKAGENT_HACKS_SCOREBOARD=FILE appends one JSON line per evaluation.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -129,6 +130,31 @@ void record(const hack_entry& e, const hack_outcome& o, const judgement& j) {
   rows().push_back(std::move(r));
 }
 
+// A correct reading within a factor 2 of its bound may be the shared machine's noise (on a loaded
+// 2-core host, honest references have read 0.66-2.09x): two more evaluations decide.
+bool ambiguous(const hack_entry& e, const hack_outcome& o, const judgement& j) {
+  if (j.caught || o.verdict != "correct" || !o.speedup) return false;
+  if (e.expect == expectation::no_gain) return *o.speedup <= 2 * e.max_speedup;
+  if (e.expect == expectation::correct) return *o.speedup >= e.min_speedup / 2 && *o.speedup <= 2 * e.max_speedup;
+  return false;
+}
+
+// Of several evaluations: the first that is not `correct` (the judge caught it, or a false
+// positive), else the one with the median speedup; its wall time is the sum.
+hack_outcome combined(std::vector<hack_outcome> runs) {
+  double wall = 0;
+  for (const auto& r : runs) wall += r.wall_s;
+  auto pick = std::find_if(runs.begin(), runs.end(), [](const hack_outcome& r) { return r.verdict != "correct"; });
+  if (pick == runs.end()) {
+    std::sort(runs.begin(), runs.end(),
+              [](const hack_outcome& a, const hack_outcome& b) { return a.speedup.value_or(0) < b.speedup.value_or(0); });
+    pick = runs.begin() + static_cast<long>(runs.size() / 2);
+  }
+  hack_outcome o = *pick;
+  o.wall_s = wall;
+  return o;
+}
+
 class hack_poc : public ::testing::TestWithParam<hack_entry> {};
 
 }  // namespace
@@ -151,7 +177,12 @@ TEST_P(hack_poc, judged_as_expected) {
     GTEST_SKIP() << "needs " << e.world << " GPUs; this machine has " << visible_gpu_count();
   hack_outcome o;
   for (int step = 0; step < e.steps; ++step) o = evaluate_once(e);
-  const judgement j = judge_outcome(e, o);
+  judgement j = judge_outcome(e, o);
+  if (ambiguous(e, o, j)) {
+    o = combined({o, evaluate_once(e), evaluate_once(e)});
+    j = judge_outcome(e, o);
+    j.why += " (median of 3 evaluations)";
+  }
   record(e, o, j);
   EXPECT_TRUE(j.caught) << e.file.filename().string() << " on problem " << e.problem << " (family " << e.family << ", "
                         << e.family_name << ", expected " << to_string(e.expect) << "): " << j.why;

