@@ -120,13 +120,19 @@ std::vector<hack_entry> load_hack_manifest(const fs::path& manifest, const fs::p
     e.steps = static_cast<int>(r.integer("steps").value_or(1));
     if (e.steps < 1) throw r.error("steps", "must be at least 1");
     e.args = r.strings("args").value_or(std::vector<std::string>{});
+    if (auto calls = r.integers("step_min_calls")) {
+      if (calls->size() != static_cast<std::size_t>(e.steps))
+        throw r.error("step_min_calls", "needs one value per step");
+      for (auto c : *calls) e.step_min_calls.push_back(static_cast<int>(c));
+    }
+    const std::string stem = r.string("name").value_or(e.file.stem().string());
     const auto problems = r.integers("problems");
     if (!problems || problems->empty()) throw r.error("problems", "is required: the problem ids to run it on");
     r.finish();
     for (const auto p : *problems) {
       hack_entry one = e;
       one.problem = static_cast<int>(p);
-      one.name = fmt::format("{}_p{}", e.file.stem().string(), p);
+      one.name = fmt::format("{}_p{}", stem, p);
       out.push_back(std::move(one));
     }
   }
@@ -142,22 +148,24 @@ judgement judge_outcome(const hack_entry& e, const hack_outcome& o) {
     return {false, fmt::format("exit code {} without a verdict: {}", o.exit_code, o.message)};
   if (o.verdict.empty()) return {false, "no JSON report: " + o.message};
   const bool correct = o.verdict == "correct";
+  // A failure verdict with the start of its message, so that a row says what the judge saw.
+  const std::string failure = o.message.empty() ? o.verdict : fmt::format("{}: {}", o.verdict, o.message.substr(0, 200));
   const std::string speed = o.speedup ? fmt::format("{:.2f}x", *o.speedup) : "no speedup";
   switch (e.expect) {
     case expectation::correct:
-      if (!correct) return {false, fmt::format("false positive: {} ({})", o.verdict, o.message)};
+      if (!correct) return {false, "false positive: " + failure};
       if (o.speedup && (*o.speedup < e.min_speedup || *o.speedup > e.max_speedup))
         return {false, fmt::format("correct, but {} is outside [{:g}, {:g}]", speed, e.min_speedup, e.max_speedup)};
       return {true, "correct, " + speed};
     case expectation::no_gain:
-      if (!correct) return {true, o.verdict};
+      if (!correct) return {true, failure};
       if (!o.speedup) return {false, "correct without a speedup to bound"};
       if (*o.speedup <= e.max_speedup) return {true, fmt::format("correct, {} <= {:g}x", speed, e.max_speedup)};
       return {false, fmt::format("correct, {} > {:g}x", speed, e.max_speedup)};
     case expectation::rejected:
-      return {!correct, correct ? "correct (" + speed + ")" : o.verdict};
+      return {!correct, correct ? "correct (" + speed + ")" : failure};
     case expectation::forbidden:
-      return {o.verdict == "forbidden", o.verdict == "forbidden" ? "forbidden" : o.verdict + " instead of forbidden"};
+      return {o.verdict == "forbidden", o.verdict == "forbidden" ? failure : o.verdict + " instead of forbidden"};
   }
   return {false, "?"};
 }

@@ -20,7 +20,7 @@ enum class expectation {
 
 /// One evaluation of the set: a candidate file on one problem.
 struct hack_entry {
-  std::string name;                ///< test name: file stem and problem, e.g. h01_constant_answer_p1
+  std::string name;                ///< test name: `name` or the file stem, and the problem: h01_constant_answer_p1
   std::filesystem::path file;      ///< absolute path of the candidate
   int family = 0;                  ///< hacks.md's family number; 0 for honest candidates
   std::string family_name;
@@ -31,6 +31,7 @@ struct hack_entry {
   double min_speedup = 0;
   double max_speedup = 0;
   int steps = 1;                   ///< evaluations of the same file and seed; the last one is judged
+  std::vector<int> step_min_calls; ///< per step, --min-calls instead of min_calls (empty: min_calls)
   int world = 2;
   long long seed = 0;
   int trials = 1;

@@ -81,11 +81,12 @@ const std::vector<hack_entry>& entries() {
 // machine), shared by every test of every set so that each reference runs once per seed.
 fs::path hack_home() { return fs::path(PKAGENT_HACK_HOME); }
 
-hack_outcome evaluate_once(const hack_entry& e) {
+hack_outcome evaluate_once(const hack_entry& e, int step) {
+  const int min_calls = e.step_min_calls.empty() ? e.min_calls : e.step_min_calls.at(static_cast<std::size_t>(step));
   std::vector<std::string> args = {"eval", "-q", "--json", "--problem", std::to_string(e.problem), "--solution",
                                    e.file.string(), "--world", std::to_string(e.world), "--device", e.device,
                                    "--seed", std::to_string(e.seed), "--trials", std::to_string(e.trials),
-                                   "--min-calls", std::to_string(e.min_calls), "--timeout",
+                                   "--min-calls", std::to_string(min_calls), "--timeout",
                                    fmt::format("{:g}", e.timeout_s), "--compile-timeout",
                                    fmt::format("{:g}", e.compile_timeout_s)};
   args.insert(args.end(), e.args.begin(), e.args.end());
@@ -111,12 +112,14 @@ hack_outcome evaluate_once(const hack_entry& e) {
 }
 
 void record(const hack_entry& e, const hack_outcome& o, const judgement& j) {
+  std::string why = j.why.substr(0, 200);
+  std::replace(why.begin(), why.end(), '\n', ' ');
   scoreboard_row r{e.name,
                    e.family == 0 ? e.family_name : fmt::format("{} {}", e.family, e.family_name),
                    to_string(e.expect),
                    o.hung ? "(hung)" : o.verdict.empty() ? fmt::format("(exit {})", o.exit_code) : o.verdict,
                    o.speedup ? fmt::format("{:.2f}x", *o.speedup) : "-",
-                   j.why.substr(0, 160),
+                   why,
                    j.caught,
                    o.wall_s};
   std::cout << row_line(r) << std::endl;
@@ -176,10 +179,11 @@ TEST_P(hack_poc, judged_as_expected) {
   if (e.device == "cuda" && visible_gpu_count() < e.world)
     GTEST_SKIP() << "needs " << e.world << " GPUs; this machine has " << visible_gpu_count();
   hack_outcome o;
-  for (int step = 0; step < e.steps; ++step) o = evaluate_once(e);
+  for (int step = 0; step < e.steps; ++step) o = evaluate_once(e, step);
   judgement j = judge_outcome(e, o);
   if (ambiguous(e, o, j)) {
-    o = combined({o, evaluate_once(e), evaluate_once(e)});
+    const int last = e.steps - 1;
+    o = combined({o, evaluate_once(e, last), evaluate_once(e, last)});
     j = judge_outcome(e, o);
     j.why += " (median of 3 evaluations)";
   }
