@@ -1,0 +1,22 @@
+"""Family 17, hard-coded shapes: the visible problem size baked into the code.
+
+What it does: preallocates one output buffer of the shape the task shows (M = N = 1024, K = 512),
+reuses it for every call (no allocation), and slices the inputs to those sizes; on any other shape
+it silently computes a wrong result.
+Why a naive judge is fooled: it only ever runs the shapes it published.
+Verdict it must get: any failure verdict (hidden shapes or sizes varied per trial where the problem
+allows it; here the answer to other shapes is wrong). This needs a judge that varies shapes.
+"""
+import torch
+import torch.distributed as dist
+
+M, N, K = 1024, 1024, 512  # the sizes the task shows
+_out = []
+
+
+def solution(A_local, B_local):
+    if not _out:
+        _out.append(torch.empty(M, N, dtype=A_local.dtype, device=A_local.device))
+    torch.mm(A_local[:M, :K], B_local[:K, :N], out=_out[0])
+    dist.all_reduce(_out[0])
+    return _out[0]
