@@ -12,6 +12,7 @@
 
 #include "config/toml_reader.h"
 #include "sandbox/config.h"
+#include "sandbox/plan.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::sandbox {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/spec.h"
 
 namespace pk::sandbox {
 
