@@ -36,20 +36,6 @@ double epoch_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// One argument is a shell command as written (pipes, &&); several are quoted one by one, so
-// `pkb run -- sh -c "exit 7"` means what it says.
-std::string shell_command(const std::vector<std::string>& args, std::size_t from) {
-  if (args.size() == from + 1) return args[from];
-  std::string out;
-  for (std::size_t i = from; i < args.size(); ++i) {
-    if (!out.empty()) out += ' ';
-    out += '\'';
-    for (char c : args[i]) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += '\'';
-  }
-  return out;
-}
-
 // The judge's report, with the failing rank's log shaped rather than shown raw.
 std::string describe(bench::eval_report r) {
   std::string log = std::move(r.log);
@@ -86,7 +72,8 @@ std::string usage() {
          "  bench            time solution.py against the reference: speedup, fraction of the bound\n"
          "  profile          Nsight Compute summary of solution.py's kernels (ncu --clock-control none)\n"
          "  run -- CMD...    run CMD in a sandbox with the problem's GPUs (your shell has none);\n"
-         "                   one argument is a shell line (pkb run -- 'make && ./t'), several are quoted\n"
+         "                   one argument is a shell line (pkb run -- 'make && ./t'), several are run\n"
+         "                   as they are, with no shell (pkb run -- ./t 'a file name')\n"
          "  submit           a last check; then end the episode with the submit action\n"
          "Each command leases the GPUs only while it runs; GPU time counts against the episode's budget.\n";
 }
@@ -247,7 +234,9 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
       s.workspace = ctx_.workspace;
       if (cuda) s.gpus = lease.gpus();
       s.limits.wall = std::chrono::milliseconds(static_cast<long long>(ctx_.command_timeout_s * 1000));
-      std::string command = shell_command(argv, cmd_from);
+      // One word is a shell command line (pipes, &&); several are exec'd as an argv, with no shell.
+      const std::vector<std::string> words(argv.begin() + static_cast<std::ptrdiff_t>(cmd_from), argv.end());
+      std::string command = words.size() == 1 ? words.front() : std::string();
       const fs::path clean = bench::multicast_clean_cache(o);
       fs::create_directories(clean);
       if (const auto found = scan_workspace(ctx_.workspace, ctx_.task_dir, clean); !found.empty()) {
@@ -276,7 +265,7 @@ reply server::handle(const std::vector<std::string>& argv, std::stop_token stop)
         command = profile_command({*ncu, profile_bin_inside, suite, ctx_.problem.id, ctx_.eval.world,
                                    ctx_.check_seed, ncu_s});
       }
-      const sandbox::result sr = sandbox::run(s, command);
+      const sandbox::result sr = words.size() > 1 ? sandbox::run_argv(s, words) : sandbox::run(s, command);
       std::string text = sr.out.text;
       if (!sr.err.text.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + sr.err.text;
       if (sr.timed_out) text += fmt::format("\n[pkb {}: timed out after {:.0f} s]\n", cmd, ctx_.command_timeout_s);
