@@ -1,8 +1,6 @@
 // spec -> plan: every decision about how a command is isolated is made here, as data.
 #include "sandbox/plan.h"
 
-#include <utility>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

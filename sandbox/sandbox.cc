@@ -161,18 +161,19 @@ bool exec_failed(result& r) {
 
 // Runs the plan `make(facts)` builds; where bwrap cannot set the sandbox up, says why, or retries
 // without a network namespace where that is the only thing missing (IP sockets are then refused
-// by seccomp instead).
+// by seccomp instead). For an argv, a program bwrap cannot exec is the command's failure; for a
+// shell line, a missing bash is the sandbox's.
 template <class MakePlan>
-result run_planned(const spec& s, MakePlan make) {
+result run_planned(const spec& s, bool argv, MakePlan make) {
   host_facts facts = host_facts::current();
   result r = execute(s, make(facts));
-  if (s.isolation == isolation::none || !setup_failed(r) || exec_failed(r)) return r;
+  if (s.isolation == isolation::none || !setup_failed(r) || (argv && exec_failed(r))) return r;
   const auto& probe = probe_once();
   if (probe.reason) throw sandbox_error(*probe.reason);
   if (!probe.network_namespace && facts.network_namespace) {
     facts.network_namespace = false;
     r = execute(s, make(facts));
-    if (!setup_failed(r) || exec_failed(r)) return r;
+    if (!setup_failed(r) || (argv && exec_failed(r))) return r;
   }
   std::string message = r.err.text.substr(0, 2000);
   while (!message.empty() && message.back() == '\n') message.pop_back();
@@ -206,7 +207,7 @@ std::optional<result> unstartable(const plan& p) {
 std::optional<std::string> unavailable_reason() { return probe_once().reason; }
 
 result run(const spec& s, const std::string& line) {
-  return run_planned(s, [&](const host_facts& facts) { return make_plan(s, line, facts); });
+  return run_planned(s, false, [&](const host_facts& facts) { return make_plan(s, line, facts); });
 }
 
 result run_argv(const spec& s, const std::vector<std::string>& argv) {
@@ -215,7 +216,7 @@ result run_argv(const spec& s, const std::vector<std::string>& argv) {
     if (auto r = unstartable(p)) return *r;
     return execute(s, p);
   }
-  return run_planned(s, [&](const host_facts& facts) { return make_argv_plan(s, argv, facts); });
+  return run_planned(s, true, [&](const host_facts& facts) { return make_argv_plan(s, argv, facts); });
 }
 
 }  // namespace pk::sandbox
