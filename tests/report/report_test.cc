@@ -155,7 +155,7 @@ TEST(report, unreadable_runs_are_named) {
   try {
     load_runs({fixture / "no-such-run"}, {});
     FAIL() << "a missing run directory was accepted";
-  } catch (const std::runtime_error& e) {
+  } catch (const std::invalid_argument& e) {  // bad input: exit status 2 in the CLI
     EXPECT_NE(std::string(e.what()).find("no-such-run/results.jsonl: no such file"), std::string::npos) << e.what();
   }
 }
