@@ -71,11 +71,24 @@ agent_config load_agent_config(const std::filesystem::path& file) {
 
 void apply_overrides(agent_config& cfg, const std::vector<std::string>& overrides) {
   for (const std::string& o : overrides) {
-    if (o.find('=') == std::string::npos)
+    const auto eq = o.find('=');
+    if (eq == std::string::npos)
       throw pk::config::config_error(
           fmt::format("--set {}: expected TABLE.KEY=VALUE, e.g. limits.steps=20", o));
-    toml::table t = pk::config::parse_text(o, fmt::format("--set {}", o));
-    read_into(cfg, table_reader(t, fmt::format("--set {}", o)));
+    const std::string origin = fmt::format("--set {}", o);
+    toml::table t;
+    try {
+      t = pk::config::parse_text(o, origin);
+    } catch (const pk::config::config_error& as_toml) {
+      // Not a TOML value (action.format=text): the text is the string meant, so that no shell
+      // quoting is needed. A key that is not TOML either is reported as first found.
+      try {
+        t = pk::config::parse_text(o.substr(0, eq) + "=" + pk::config::toml_string(o.substr(eq + 1)), origin);
+      } catch (const pk::config::config_error&) {
+        throw as_toml;
+      }
+    }
+    read_into(cfg, table_reader(t, origin));
   }
 }
 

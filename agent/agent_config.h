@@ -40,7 +40,8 @@ struct agent_config {
 
 /// Reads `file` (config/agent.toml). Throws pk::config::config_error naming file and key.
 agent_config load_agent_config(const std::filesystem::path& file);
-/// Applies "table.key=value" overrides (TOML values, e.g. limits.steps=5, action.format="text").
+/// Applies "table.key=value" overrides: TOML values (limits.steps=5, action.format="text"), or
+/// text that is not one taken as a string (action.format=text).
 void apply_overrides(agent_config& cfg, const std::vector<std::string>& overrides);
 
 nlohmann::json to_json(const agent_config& cfg);

@@ -13,47 +13,39 @@
 #include "config/paths.h"
 #include "config/read_file.h"
 #include "config/toml_reader.h"
+#include "sandbox/cli.h"
 
 namespace pk::agent {
 namespace fs = std::filesystem;
 namespace {
 
-// Options shared by `episode` and the live part of `replay --from-step`.
-struct common_options {
-  std::string config_file;
+fs::path or_default(const fs::path& given, const char* data_file) {
+  return given.empty() ? config::data_path(data_file) : given;
+}
+
+// The flags of `episode` and of the live part of `replay --from-step`, bound in place.
+struct agent_args {
+  fs::path config_file, prompts_dir, models_file;
   std::vector<std::string> overrides;
-  std::string prompts_dir;
-  std::string models_file;
-  std::string isolation = "bwrap";
-  std::vector<int> gpus;
+  sandbox::spec sandbox;  // --sandbox, --gpus
   bool quiet = false;
 
   void add(CLI::App* c) {
-    c->add_option("--config", config_file, "Agent settings (default: config/agent.toml)");
-    c->add_option("--set", overrides, "Override one setting, e.g. --set limits.steps=20 "
-                                      "--set action.format='\"text\"'");
-    c->add_option("--prompts", prompts_dir, "Prompt templates directory (default: prompts/)");
-    c->add_option("--models", models_file, "Model table (default: config/models.toml)");
-    c->add_option("--sandbox", isolation, "bwrap (default) or none (no isolation: for debugging only)")
-        ->check(CLI::IsMember({"bwrap", "none"}));
-    c->add_option("--gpus", gpus, "Host GPU indices the episode may use (default: none)")->delimiter(',');
-    c->add_flag("-q,--quiet", quiet, "Print no per-step progress");
+    add_shared_options(*c, {config_file, overrides, prompts_dir, models_file, sandbox.isolation, quiet});
+    c->add_option("--gpus", sandbox.gpus, "Host GPU indices the episode may use (default: none)")->delimiter(',');
   }
-  fs::path models() const { return models_file.empty() ? config::data_path("config/models.toml") : fs::path(models_file); }
+  fs::path models() const { return or_default(models_file, "config/models.toml"); }
 
   episode_options options(agent_config cfg) const {
     apply_overrides(cfg, overrides);
     episode_options o;
     o.cfg = cfg;
-    o.prompts = prompt_set::load(prompts_dir.empty() ? config::data_path("prompts") : fs::path(prompts_dir));
-    o.sandbox.isolation = isolation == "none" ? sandbox::isolation::none : sandbox::isolation::bwrap;
-    o.sandbox.gpus = gpus;
+    o.prompts = prompt_set::load(or_default(prompts_dir, "prompts"));
+    o.sandbox = sandbox;
     if (!quiet) o.on_event = print_progress;
     return o;
   }
-  agent_config base_config() const {
-    return load_agent_config(config_file.empty() ? config::data_path("config/agent.toml") : fs::path(config_file));
-  }
+  agent_config base_config() const { return load_agent_config(or_default(config_file, "config/agent.toml")); }
 
   static void print_progress(const json& e) {
     const std::string type = e["type"];
@@ -87,19 +79,19 @@ void add_evaluator(episode_options& o, const task_spec& task) {
 
 int exit_code_for(const episode_result& r) {
   fmt::print("{}\n", r.transcript.string());
-  return r.reason == end_reason::submitted ? 0 : 3;
+  return r.reason == end_reason::submitted ? 0 : 1;
 }
 
 void add_episode(CLI::App& app, int& exit_code) {
-  struct args : common_options {
+  struct args : agent_args {
     std::string workspace, task, task_file, check, id, model, out;
     std::optional<std::int64_t> seed;
   };
   auto a = std::make_shared<args>();
   CLI::App* c = app.add_subcommand("episode", "Run one agent episode on a workspace and a task, or resume "
                                               "the unfinished one in --out");
-  c->footer("Exit status: 0 when the model submitted, 3 when a limit or a model error ended the episode, "
-            "1 on bad input. The transcript path is printed on stdout. Running again on the same --out "
+  c->footer("Exit status: 0 when the model submitted, 1 when a limit or a model error ended the episode, "
+            "2 on bad input. The transcript path is printed on stdout. Running again on the same --out "
             "resumes an episode that crashed or ended by a model error.\n"
             "Example: pkagent episode --workspace prompts/demo/workspace --task-file prompts/demo/task.md "
             "--model demo --out /tmp/ep");
@@ -110,24 +102,24 @@ void add_episode(CLI::App& app, int& exit_code) {
   c->add_option("--task-file", a->task_file, "File holding the task text");
   c->add_option("--check", a->check, "Script run on the submitted workspace; exit 0 scores 1");
   c->add_option("--id", a->id, "Task id for the transcript (default: the workspace's name)");
-  c->add_option("--model", a->model, "Model name from config/models.toml, or demo[:SCRIPT]");
+  add_model_option(*c, a->model, "The model that acts");
   c->add_option("--seed", a->seed, "Sampling seed sent to the model (where supported)");
   a->add(c);
   c->callback([a, &exit_code] {
     if (auto existing = latest_transcript(a->out)) {
       transcript_file old = read_transcript(*existing);
       if (old.header.is_null())
-        throw std::runtime_error(fmt::format("{}: has no readable header, so it cannot be resumed",
-                                             existing->string()));
+        throw std::invalid_argument(fmt::format("{}: has no readable header, so it cannot be resumed",
+                                                existing->string()));
       // An episode cut short by the provider (outage, retries exhausted) may be continued.
       if (old.finished() && old.outcome.value("reason", "") != to_string(end_reason::model_error))
-        throw std::runtime_error(fmt::format("{}: this episode already finished ({}); choose another --out",
-                                             a->out, old.outcome.value("reason", "?")));
+        throw std::invalid_argument(fmt::format("{}: this episode already finished ({}); choose another --out",
+                                                a->out, old.outcome.value("reason", "?")));
       std::string model = old.header["model"]["name"];
       if (!a->model.empty() && a->model != model)
-        throw std::runtime_error(fmt::format("{}: the episode was started with model {}, not {}; "
-                                             "use replay --from-step to continue with another model",
-                                             a->out, model, a->model));
+        throw std::invalid_argument(fmt::format("{}: the episode was started with model {}, not {}; "
+                                                "use replay --from-step to continue with another model",
+                                                a->out, model, a->model));
       task_spec task = task_from_header(old.header);
       episode_options o = a->options(agent_config_from_json(old.header["config"]));
       if (!old.header["seed"].is_null()) o.seed = old.header["seed"].get<std::int64_t>();
@@ -154,7 +146,7 @@ void add_episode(CLI::App& app, int& exit_code) {
 }
 
 void add_replay(CLI::App& app, int& exit_code) {
-  struct args : common_options {
+  struct args : agent_args {
     std::string transcript, format = "md", model, out, workspace;
     bool no_exec = false;
     int from_step = -1;
@@ -167,12 +159,13 @@ void add_replay(CLI::App& app, int& exit_code) {
             "differing; exit 1 when any step differs.\n"
             "--no-exec renders instead (exit 1 when lines could not be read; the rest is shown).\n"
             "--from-step K --model NAME --out DIR keeps steps 1..K and continues live with NAME.");
-  c->add_option("transcript", a->transcript, "transcript.jsonl (or its episode directory)")->required();
+  c->add_option("transcript", a->transcript, "transcript.jsonl (or its episode directory)")->required()
+      ->check(CLI::ExistingPath);
   c->add_flag("--no-exec", a->no_exec, "Render the recorded conversation and outcome; run nothing");
   c->add_option("--format", a->format, "Rendering for --no-exec: md (default) or text")
       ->check(CLI::IsMember({"md", "text"}));
   c->add_option("--from-step", a->from_step, "Fork: keep steps 1..K, then continue live with --model");
-  c->add_option("--model", a->model, "The model that continues a fork");
+  add_model_option(*c, a->model, "The model that continues a fork");
   c->add_option("--out", a->out, "Directory for the new run (fork: required; replay: default a temporary one)");
   c->add_option("--workspace", a->workspace, "The task's workspace, if it moved since recording");
   a->add(c);
@@ -180,7 +173,7 @@ void add_replay(CLI::App& app, int& exit_code) {
     fs::path file = a->transcript;
     if (fs::is_directory(file)) {
       auto t = latest_transcript(file);
-      if (!t) throw std::runtime_error(fmt::format("{}: holds no transcript", file.string()));
+      if (!t) throw std::invalid_argument(fmt::format("{}: holds no transcript", file.string()));
       file = *t;
     }
     transcript_file t = read_transcript(file);
@@ -192,7 +185,7 @@ void add_replay(CLI::App& app, int& exit_code) {
       return;
     }
     if (t.header.is_null())
-      throw std::runtime_error(fmt::format("{}: has no readable header; only --no-exec can show it", file.string()));
+      throw std::invalid_argument(fmt::format("{}: has no readable header; only --no-exec can show it", file.string()));
     task_spec task = task_from_header(t.header);
     if (!a->workspace.empty()) task.workspace = fs::absolute(a->workspace);
     episode_options o = a->options(agent_config_from_json(t.header["config"]));
@@ -233,9 +226,54 @@ void add_replay(CLI::App& app, int& exit_code) {
   });
 }
 
+void add_models(CLI::App& app, int& exit_code) {
+  auto file = std::make_shared<fs::path>();
+  CLI::App* cmd = app.add_subcommand(
+      "models", "List the models --model accepts: the scripted demo and the entries of config/models.toml, "
+                "with provider, model id, price and whether the key is set");
+  cmd->add_option("--models", *file, "Model table (default: config/models.toml)");
+  cmd->callback([file, &exit_code] {
+    const auto models = llm::load_models(or_default(*file, "config/models.toml"));
+    constexpr std::string_view row = "{:<30} {:<17} {:<34} {:>14}  {}\n";
+    fmt::print(row, "NAME", "PROVIDER", "MODEL", "USD/M in/out", "KEY");
+    fmt::print(row, "demo", "scripted", "prompts/demo/replies.md", "free", "none needed");
+    for (const auto& m : models) {
+      std::string key = "none needed";
+      if (!m.api_key_env.empty()) {
+        const char* v = std::getenv(m.api_key_env.c_str());
+        const bool set = v != nullptr && *v != '\0';
+        key = fmt::format("{} {}{}", m.api_key_env, set ? "set" : "NOT SET", m.key_optional ? " (optional)" : "");
+      }
+      const std::string price =
+          m.price.known ? fmt::format("{:g}/{:g}", m.price.input, m.price.output) : std::string("unknown");
+      fmt::print(row, m.name, llm::to_string(m.provider), m.model, price, key);
+    }
+    fmt::print("\nAlso: --model demo:FILE plays the replies of FILE; --model openai-compatible:URL#MODEL uses any "
+               "OpenAI-compatible server (key: OPENAI_API_KEY if set; docs/models.md).\n");
+    exit_code = 0;
+  });
+}
+
 }  // namespace
 
+void add_shared_options(CLI::App& c, const shared_options& to) {
+  c.add_option("--config", to.config, "Agent settings (default: config/agent.toml)");
+  c.add_option("--set", to.overrides, "Override one agent setting, e.g. --set limits.steps=20 "
+                                      "--set action.format=text (repeatable)");
+  c.add_option("--prompts", to.prompts, "Prompt templates directory (default: prompts/)");
+  c.add_option("--models", to.models, "Model table (default: config/models.toml)");
+  sandbox::add_isolation_option(c, to.isolation, "bwrap (default) or none (no isolation: for debugging only)");
+  c.add_flag("-q,--quiet", to.quiet, "No progress output");
+}
+
+CLI::Option* add_model_option(CLI::App& c, std::string& model, const std::string& role) {
+  return c.add_option("--model", model, role + ": a name from config/models.toml (pkagent models), demo[:SCRIPT] "
+                                               "(scripted replies, no key), or openai-compatible:URL#MODEL for any "
+                                               "OpenAI-compatible server (docs/models.md)");
+}
+
 void add_agent_commands(CLI::App& app, int& exit_code) {
+  add_models(app, exit_code);
   add_episode(app, exit_code);
   add_replay(app, exit_code);
 }

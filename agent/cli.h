@@ -1,11 +1,35 @@
-// `pkagent episode` (run or resume one episode) and `pkagent replay` (render, re-execute, fork).
+// `pkagent models` (the model table), `pkagent episode` (run or resume one episode) and
+// `pkagent replay` (render, re-execute, fork); and the options every agent command shares.
 #pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "sandbox/spec.h"
+
 namespace pk::agent {
 
-/// Adds the `episode` and `replay` subcommands to `app`; they set `exit_code` when they run.
+/// Where the options that episode, replay and run share land: the caller binds them straight
+/// into its own option struct, whose defaults stand where a flag is not given.
+struct shared_options {
+  std::filesystem::path& config;        ///< --config: agent settings; empty: config/agent.toml
+  std::vector<std::string>& overrides;  ///< --set TABLE.KEY=VALUE, repeatable
+  std::filesystem::path& prompts;       ///< --prompts: templates directory; empty: prompts/
+  std::filesystem::path& models;        ///< --models: the model table; empty: config/models.toml
+  sandbox::isolation& isolation;        ///< --sandbox bwrap|none
+  bool& quiet;                          ///< -q, --quiet
+};
+
+/// Adds --config --set --prompts --models --sandbox -q to `c`.
+void add_shared_options(CLI::App& c, const shared_options& to);
+
+/// Adds --model: a name from the model table, demo[:SCRIPT], or openai-compatible:URL#MODEL.
+CLI::Option* add_model_option(CLI::App& c, std::string& model, const std::string& role);
+
+/// Adds the `models`, `episode` and `replay` subcommands to `app`; they set `exit_code` when they run.
 void add_agent_commands(CLI::App& app, int& exit_code);
 
 }  // namespace pk::agent

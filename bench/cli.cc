@@ -13,7 +13,7 @@
 #include "bench/eval/problem.h"
 #include "bench/eval/rank_supervisor.h"
 #include "bench/eval/roofline.h"
-#include "config/toml_reader.h"
+#include "sandbox/cli.h"
 
 namespace pk::bench {
 
@@ -30,7 +30,7 @@ std::string micros(double seconds) {
 struct problems_args {
   std::string suite_dir;
   std::string hardware;
-  int world = 2;
+  int world = eval_options{}.world;  // the judge's default
   bool json = false;
 };
 
@@ -75,34 +75,19 @@ int run_problems(const problems_args& a) {
   return 0;
 }
 
+// The judge's flags, bound straight into eval_options, plus those of the command line only.
 struct eval_args {
-  std::string problem, solution, suite_dir, hardware, sandbox = "bwrap", device = "cuda";
-  std::vector<int> gpus;
-  int world = 2, trials = 5, min_calls = 100;
-  long long seed = 42;
-  double timeout = 120, compile_timeout = 600;
-  bool no_perf = false, json = false, cuda_graph = false, keep = false, quiet = false;
+  eval_options o;
+  std::string problem, solution, suite_dir, hardware;
+  bool json = false, quiet = false;
 };
 
-int run_eval(const eval_args& a) {
-  eval_options o;
-  o.world = a.world;
-  o.trials = a.trials;
-  o.perf = !a.no_perf;
-  o.device = a.device;
-  o.seed = a.seed;
-  o.timeout_s = a.timeout;
-  o.compile_timeout_s = a.compile_timeout;
-  o.gpus = a.gpus;
-  o.timing.cuda_graph = a.cuda_graph;
-  o.timing.min_calls = a.min_calls;
-  o.keep_workspace = a.keep;
-  if (a.sandbox == "none") {
-    o.isolation = sandbox::isolation::none;
+int run_eval(eval_args& a) {
+  eval_options& o = a.o;
+  if (o.isolation == sandbox::isolation::none)
     fmt::print(stderr, "pkagent eval: warning: --sandbox none: the candidate runs unisolated, with your "
                        "files and network in reach; use it only for code you trust\n");
-  }
-  if (a.device == "cpu") o.timing.warmup_max_ms = 1000;
+  if (o.device == "cpu") o.timing.warmup_max_ms = 1000;
   if (!a.quiet) o.progress = [](const std::string& line) { fmt::print(stderr, "pkagent eval: {}\n", line); };
 
   const auto suite = load_suite(a.suite_dir.empty() ? default_suite_dir() : fs::path(a.suite_dir));
@@ -143,23 +128,6 @@ int run_scan(const scan_args& a) {
   return found.empty() ? 0 : 1;
 }
 
-// Runs `body`, mapping bad input to exit 2 and evaluator failures to 3, with a one-line message.
-template <class F>
-int guarded(const char* command, F body) {
-  try {
-    return body();
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "pkagent {}: {}\n", command, e.what());
-    return 2;
-  } catch (const config::config_error& e) {
-    fmt::print(stderr, "pkagent {}: {}\n", command, e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "pkagent {}: {}\n", command, e.what());
-    return 3;
-  }
-}
-
 }  // namespace
 
 void add_bench_commands(CLI::App& app, int& exit_code) {
@@ -170,7 +138,7 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   problems->add_option("--hardware", pa->hardware, "Hardware spec TOML (default: config/hardware/h200x2.toml)");
   problems->add_option("--world", pa->world, "World size for the bound")->check(CLI::PositiveNumber);
   problems->add_flag("--json", pa->json, "Print JSON");
-  problems->callback([pa, &exit_code] { exit_code = guarded("problems", [&] { return run_problems(*pa); }); });
+  problems->callback([pa, &exit_code] { exit_code = run_problems(*pa); });
 
   auto ea = std::make_shared<eval_args>();
   CLI::App* eval = app.add_subcommand(
@@ -178,32 +146,33 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
               "the reference (exit 0 only when correct)");
   eval->add_option("--problem", ea->problem, "Problem id, stem or <id>_<stem>")->required();
   eval->add_option("--solution", ea->solution, "The candidate: a Python file defining solution(...)")->required();
-  eval->add_option("--world", ea->world, "Number of ranks (one GPU each)")->capture_default_str()
+  eval_options& o = ea->o;
+  eval->add_option("--world", o.world, "Number of ranks (one GPU each)")->capture_default_str()
       ->check(CLI::PositiveNumber);
-  eval->add_option("--trials", ea->trials, "Trials, each with fresh inputs")->capture_default_str()
+  eval->add_option("--trials", o.trials, "Trials, each with fresh inputs")->capture_default_str()
       ->check(CLI::PositiveNumber);
-  eval->add_flag("--no-perf", ea->no_perf, "Check correctness only; no timing");
-  eval->add_option("--device", ea->device, "cuda (NCCL, one GPU per rank) or cpu (gloo)")->capture_default_str()
+  eval->add_flag_callback("--no-perf", [&o] { o.perf = false; }, "Check correctness only; no timing");
+  eval->add_option("--device", o.device, "cuda (NCCL, one GPU per rank) or cpu (gloo)")->capture_default_str()
       ->check(CLI::IsMember({"cuda", "cpu"}));
   eval->add_flag("--json", ea->json, "Print the report as JSON");
-  eval->add_option("--sandbox", ea->sandbox, "bwrap (default) or none (unisolated: trusted code only)")
-      ->capture_default_str()->check(CLI::IsMember({"bwrap", "none"}));
-  eval->add_option("--timeout", ea->timeout, "Seconds allowed per phase (each trial, each timing)")
+  sandbox::add_isolation_option(*eval, o.isolation, "bwrap (default) or none (unisolated: trusted code only)");
+  eval->add_option("--timeout", o.timeout_s, "Seconds allowed per phase (each trial, each timing)")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  eval->add_option("--compile-timeout", ea->compile_timeout, "Seconds allowed for imports and JIT compilation")
+  eval->add_option("--compile-timeout", o.compile_timeout_s, "Seconds allowed for imports and JIT compilation")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  eval->add_option("--seed", ea->seed, "Base seed of the inputs (final scoring uses one the agent never saw)");
-  eval->add_option("--gpus", ea->gpus, "Host GPU indices to use, one per rank (default 0..world-1)")->delimiter(',');
-  eval->add_flag("--cuda-graph", ea->cuda_graph, "Time CUDA-graph replays (for launch-bound solutions)");
-  eval->add_option("--min-calls", ea->min_calls, "Timed calls per function and trial, at least")->capture_default_str()
-      ->check(CLI::Range(10, 100000));
+  eval->add_option("--seed", o.seed, "Base seed of the inputs (final scoring uses one the agent never saw)")
+      ->capture_default_str();
+  eval->add_option("--gpus", o.gpus, "Host GPU indices to use, one per rank (default 0..world-1)")->delimiter(',');
+  eval->add_flag("--cuda-graph", o.timing.cuda_graph, "Time CUDA-graph replays (for launch-bound solutions)");
+  eval->add_option("--min-calls", o.timing.min_calls, "Timed calls per function and trial, at least")
+      ->capture_default_str()->check(CLI::Range(10, 100000));
   eval->add_option("--suite-dir", ea->suite_dir,
                    "A directory of problems in our format (default: bench/problems), or a ParallelKernelBench "
                    "checkout: upstream mode, judging its reference/<id>_<stem>.py on inputs from its own generator");
   eval->add_option("--hardware", ea->hardware, "Hardware spec for the roofline line");
-  eval->add_flag("--keep-workspace", ea->keep, "Keep the run's scratch directory (printed) for debugging");
+  eval->add_flag("--keep-workspace", o.keep_workspace, "Keep the run's scratch directory (printed) for debugging");
   eval->add_flag("-q,--quiet", ea->quiet, "No progress lines on stderr");
-  eval->callback([ea, &exit_code] { exit_code = guarded("eval", [&] { return run_eval(*ea); }); });
+  eval->callback([ea, &exit_code] { exit_code = run_eval(*ea); });
 
   auto sa = std::make_shared<scan_args>();
   CLI::App* scan = app.add_subcommand(
@@ -212,7 +181,7 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   scan->add_option("paths", sa->paths, "Files or directories (sources, .so, .o, .cubin, .ptx)")->required();
   scan->add_flag("--json", sa->json, "Print the findings as JSON");
   scan->add_flag("--no-disassembly", sa->no_disassembly, "Do not run cuobjdump on CUDA binaries");
-  scan->callback([sa, &exit_code] { exit_code = guarded("scan-multicast", [&] { return run_scan(*sa); }); });
+  scan->callback([sa, &exit_code] { exit_code = run_scan(*sa); });
 
   auto ws = std::make_shared<std::string>();
   CLI::App* ranks = app.add_subcommand(ranks_subcommand, "");  // internal: started by `eval` in its sandbox

@@ -6,8 +6,9 @@
 
 namespace pk::bench {
 
-/// Adds the evaluator's subcommands to `app`; the one that runs sets `exit_code`
-/// (eval: 0 correct, 1 any other verdict, 2 bad input, 3 the evaluator or the reference failed).
+/// Adds the evaluator's subcommands to `app`; the one that runs sets `exit_code` (eval: 0 correct,
+/// 1 any other verdict). Bad input (std::invalid_argument, config_error) and failures of the
+/// evaluator or the reference are thrown, for the exit-status table of main.cc.
 void add_bench_commands(CLI::App& app, int& exit_code);
 
 }  // namespace pk::bench

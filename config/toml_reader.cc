@@ -1,10 +1,13 @@
 #include "config/toml_reader.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
+
+#include "config/nearest.h"
 
 namespace pk::config {
 
@@ -61,6 +64,7 @@ config_error table_reader::error(std::string_view key, std::string_view reason) 
 }
 
 const toml::node* table_reader::take(std::string_view key) {
+  if (std::find(asked_.begin(), asked_.end(), key) == asked_.end()) asked_.emplace_back(key);
   const toml::node* n = table_->get(key);
   if (n) consumed_.emplace(key);
   return n;
@@ -153,8 +157,15 @@ std::vector<std::string> table_reader::remaining_keys() const {
 void table_reader::finish() const {
   for (const auto& [k, v] : *table_) {
     if (consumed_.count(k.str())) continue;
+    if (auto near = nearest(k.str(), asked_)) throw error(k.str(), fmt::format("unknown key; did you mean {}?", dotted(*near)));
     throw error(k.str(), "unknown key (check its spelling against the documented keys)");
   }
+}
+
+std::string toml_string(std::string_view value) {
+  std::ostringstream out;
+  out << toml::value<std::string>(std::string(value));
+  return out.str();
 }
 
 std::uint64_t parse_size(std::string_view text) {

@@ -1,6 +1,7 @@
 // Strict reading of TOML config files: every key must be known, of the right type and in range.
 // A config_error names the file, the dotted key and the fix; loaders call finish() so that an
-// unknown key (usually a typo) is refused instead of silently ignored.
+// unknown key (usually a typo) is refused instead of silently ignored, with the nearest key the
+// loader asked for as the suggestion.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +49,8 @@ class table_reader {
   /// The keys of this table not yet consumed, in file order (for tables of named entries).
   std::vector<std::string> remaining_keys() const;
 
-  /// Throws config_error naming the first key that was never consumed.
+  /// Throws config_error naming the first key that was never consumed, and the known key
+  /// (one this reader was asked for) nearest to it.
   void finish() const;
 
   /// Builds the error for `key` (prefixed with file and table path) for callers' own checks.
@@ -64,7 +66,11 @@ class table_reader {
   std::string origin_;
   std::string prefix_;
   std::set<std::string, std::less<>> consumed_;
+  std::vector<std::string> asked_;  ///< every key looked up, present or not: the known keys
 };
+
+/// `value` as a TOML string literal (quoted and escaped), e.g. for text given on a command line.
+std::string toml_string(std::string_view value);
 
 /// Parses a size such as "512M", "4G", "1024" (bytes) or "64K"; throws std::invalid_argument.
 std::uint64_t parse_size(std::string_view text);

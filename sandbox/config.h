@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/spec.h"
 
 namespace pk::sandbox {
 

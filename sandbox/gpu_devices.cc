@@ -12,7 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "config/read_file.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/spec.h"
 
 namespace pk::sandbox {
 

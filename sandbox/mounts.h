@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/spec.h"
 
 namespace pk::sandbox {
 

@@ -50,7 +50,22 @@ host_facts host_facts::current() {
   return facts;
 }
 
-plan make_plan(const spec& s, const std::string& command, const host_facts& host) {
+namespace {
+
+/// What runs at the end of the plan: a shell line (bash -lc; bash -c unsandboxed, where no
+/// login profile has to restore PATH) or an argv exec'd as given.
+struct what_runs {
+  const std::string* line = nullptr;
+  const std::vector<std::string>* argv = nullptr;
+
+  std::vector<std::string> words(bool login) const {
+    if (line) return {"bash", login ? "-lc" : "-c", *line};
+    if (argv->empty()) throw std::invalid_argument("no command given to run in the sandbox");
+    return *argv;
+  }
+};
+
+plan plan_for(const spec& s, const what_runs& command, const host_facts& host) {
   if (s.workspace.empty()) throw sandbox_error("no workspace given; pass --workspace DIR");
   plan p;
   p.cwd = fs::absolute(s.workspace).lexically_normal();
@@ -64,7 +79,7 @@ plan make_plan(const spec& s, const std::string& command, const host_facts& host
     if (!s.gpus.empty()) gpu["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(s.gpus, ","));
     if (!s.gpus.empty()) gpu["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     p.env = sandbox_environment(host.environment, host_home(host.environment), s.env, gpu);
-    p.argv = {"bash", "-c", command};
+    p.argv = command.words(false);
     p.warnings.push_back(
         "--sandbox=none: this command runs UNSANDBOXED on the host (its files, network, devices and "
         "processes are reachable); only the timeout and resource limits apply");
@@ -103,10 +118,26 @@ plan make_plan(const spec& s, const std::string& command, const host_facts& host
   p.fd_data.emplace_back(seccomp_fd, seccomp_program({.block_inet = !host.network_namespace}));
   p.argv.insert(p.argv.end(), {"--seccomp", std::to_string(seccomp_fd)});
 
-  p.argv.insert(p.argv.end(), {"--", "bash", "-lc", command});
+  p.argv.push_back("--");
+  const std::vector<std::string> words = command.words(true);
+  p.argv.insert(p.argv.end(), words.begin(), words.end());
   return p;
 }
 
-plan make_plan(const spec& s, const std::string& command) { return make_plan(s, command, host_facts::current()); }
+}  // namespace
+
+plan make_plan(const spec& s, const std::string& line, const host_facts& host) {
+  return plan_for(s, {.line = &line}, host);
+}
+
+plan make_plan(const spec& s, const std::string& line) { return make_plan(s, line, host_facts::current()); }
+
+plan make_argv_plan(const spec& s, const std::vector<std::string>& argv, const host_facts& host) {
+  return plan_for(s, {.argv = &argv}, host);
+}
+
+plan make_argv_plan(const spec& s, const std::vector<std::string>& argv) {
+  return make_argv_plan(s, argv, host_facts::current());
+}
 
 }  // namespace pk::sandbox

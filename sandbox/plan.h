@@ -1,14 +1,16 @@
-// make_plan with the host facts it depends on made explicit, so tests can plan for a host
-// that has GPUs, lacks a network namespace, or has a different environment.
+// spec -> plan: every decision about how a command is isolated, as data. The host facts it
+// depends on are explicit, so tests can plan for a host that has GPUs, lacks a network
+// namespace, or has a different environment.
 #pragma once
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "sandbox/environment.h"
 #include "sandbox/gpu_devices.h"
 #include "sandbox/gpu_guard.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/spec.h"
 
 namespace pk::sandbox {
 
@@ -32,7 +34,14 @@ struct host_facts {
   static host_facts current();
 };
 
-plan make_plan(const spec& s, const std::string& command, const host_facts& host);
+/// The plan for the shell command line `line` under `s`: `bash -lc LINE` in bwrap (`bash -c`
+/// with --sandbox=none). Throws sandbox_error when isolation is impossible.
+plan make_plan(const spec& s, const std::string& line, const host_facts& host);
+plan make_plan(const spec& s, const std::string& line);
+
+/// The plan for exec'ing `argv` as given (no shell) under `s`.
+plan make_argv_plan(const spec& s, const std::vector<std::string>& argv, const host_facts& host);
+plan make_argv_plan(const spec& s, const std::vector<std::string>& argv);
 
 /// Runs a plan made for `s` (run() is make_plan for this host, then this).
 result execute(const spec& s, const plan& p);

@@ -44,6 +44,9 @@ bool group_has_live_process(pid_t pgid) {
   bool found = false;
   while (const dirent* e = ::readdir(dir)) {
     if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
+    // getpgid is one cheap system call; the stat file, whose formatting costs far more, is read
+    // only for the group's members (to tell a zombie from a live one).
+    if (::getpgid(static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10))) != pgid) continue;
     if (live_member(e->d_name, pgid)) {
       found = true;
       break;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sandbox/process.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/spec.h"
 
 namespace pk::sandbox {
 

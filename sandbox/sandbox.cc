@@ -17,6 +17,8 @@
 
 namespace pk::sandbox {
 
+namespace fs = std::filesystem;
+
 int result::shell_status() const {
   if (timed_out) return 124;
   if (signal != 0) return 128 + signal;
@@ -151,24 +153,72 @@ result execute(const spec& s, const plan& p) {
   return r;
 }
 
-std::optional<std::string> unavailable_reason() { return probe_once().reason; }
+// bwrap could not exec the command (argv mode): it exits 1 with "bwrap: execvp NAME: REASON".
+// That is the command's failure, reported as a shell would: 127 not found, 126 not executable.
+bool exec_failed(result& r) {
+  if (!setup_failed(r) || r.err.text.rfind("bwrap: execvp ", 0) != 0) return false;
+  r.exit_code = r.err.text.find("No such file or directory") != std::string::npos ? 127 : 126;
+  return true;
+}
 
-result run(const spec& s, const std::string& command) {
+// Runs the plan `make(facts)` builds; where bwrap cannot set the sandbox up, says why, or retries
+// without a network namespace where that is the only thing missing (IP sockets are then refused
+// by seccomp instead). For an argv, a program bwrap cannot exec is the command's failure; for a
+// shell line, a missing bash is the sandbox's.
+template <class MakePlan>
+result run_planned(const spec& s, bool argv, MakePlan make) {
   host_facts facts = host_facts::current();
-  result r = execute(s, make_plan(s, command, facts));
-  if (s.isolation == isolation::none || !setup_failed(r)) return r;
-  // bwrap could not build the sandbox: find out why, and retry without a network namespace
-  // where that is the only thing missing (IP sockets are then refused by seccomp instead).
+  result r = execute(s, make(facts));
+  if (s.isolation == isolation::none || !setup_failed(r) || (argv && exec_failed(r))) return r;
   const auto& probe = probe_once();
   if (probe.reason) throw sandbox_error(*probe.reason);
   if (!probe.network_namespace && facts.network_namespace) {
     facts.network_namespace = false;
-    r = execute(s, make_plan(s, command, facts));
-    if (!setup_failed(r)) return r;
+    r = execute(s, make(facts));
+    if (!setup_failed(r) || (argv && exec_failed(r))) return r;
   }
   std::string message = r.err.text.substr(0, 2000);
   while (!message.empty() && message.back() == '\n') message.pop_back();
   throw sandbox_error(fmt::format("bubblewrap could not set up the sandbox: {}", message));
+}
+
+// Unsandboxed, the program is looked up here, before starting: a name that is not found (or a
+// file that cannot be executed) is a result like a shell's, as bwrap's own lookup gives.
+std::optional<result> unstartable(const plan& p) {
+  const std::string& name = p.argv.front();
+  int status = 0;
+  if (name.find('/') == std::string::npos) {
+    const auto path = p.env.find("PATH");
+    if (find_executable(name, path == p.env.end() ? "" : path->second).empty()) status = 127;
+  } else {
+    const fs::path file = p.cwd / name;  // an absolute name replaces the cwd
+    if (!fs::exists(file)) status = 127;
+    else if (::access(file.c_str(), X_OK) != 0) status = 126;
+  }
+  if (status == 0) return std::nullopt;
+  result r;
+  r.exit_code = status;
+  r.err.text = fmt::format("{}: {}\n", name, status == 127 ? "command not found" : "permission denied");
+  r.err.total_bytes = r.err.text.size();
+  for (const auto& w : p.warnings) r.note += (r.note.empty() ? "" : "; ") + w;
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::string> unavailable_reason() { return probe_once().reason; }
+
+result run(const spec& s, const std::string& line) {
+  return run_planned(s, false, [&](const host_facts& facts) { return make_plan(s, line, facts); });
+}
+
+result run_argv(const spec& s, const std::vector<std::string>& argv) {
+  if (s.isolation == isolation::none) {
+    const plan p = make_argv_plan(s, argv);
+    if (auto r = unstartable(p)) return *r;
+    return execute(s, p);
+  }
+  return run_planned(s, true, [&](const host_facts& facts) { return make_argv_plan(s, argv, facts); });
 }
 
 }  // namespace pk::sandbox

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <seccomp.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/spec.h"
 
 namespace pk::sandbox {
 

@@ -9,7 +9,7 @@
 #include <ctime>
 #include <mutex>
 
-#include <curl/curl.h>
+#include "agent/llm/curl_library.h"
 
 namespace pk::llm::detail {
 namespace {
@@ -24,13 +24,14 @@ struct curl_process {
   std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
 
   curl_process() {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    share = curl_share_init();
-    curl_share_setopt(share, CURLSHOPT_LOCKFUNC, &lock);
-    curl_share_setopt(share, CURLSHOPT_UNLOCKFUNC, &unlock);
-    curl_share_setopt(share, CURLSHOPT_USERDATA, this);
-    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    const curl_library& lib = curl();
+    lib.global_init(CURL_GLOBAL_DEFAULT);
+    share = lib.share_init();
+    lib.share_setopt(share, CURLSHOPT_LOCKFUNC, &lock);
+    lib.share_setopt(share, CURLSHOPT_UNLOCKFUNC, &unlock);
+    lib.share_setopt(share, CURLSHOPT_USERDATA, this);
+    lib.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    lib.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
   }
   static void lock(CURL*, curl_lock_data d, curl_lock_access, void* self) {
     static_cast<curl_process*>(self)->locks[static_cast<std::size_t>(d)].lock();
@@ -143,7 +144,7 @@ std::optional<millis> parse_retry_after(std::string_view value) {
   if (ec == std::errc() && ptr == value.data() + value.size() && seconds >= 0)
     return millis(static_cast<std::int64_t>(seconds * 1000.0));
   const std::string text(value);
-  const time_t when = curl_getdate(text.c_str(), nullptr);
+  const time_t when = curl().getdate(text.c_str(), nullptr);
   if (when < 0) return std::nullopt;
   const auto delta = when - std::time(nullptr);
   return millis(std::max<std::int64_t>(0, static_cast<std::int64_t>(delta) * 1000));
@@ -151,55 +152,56 @@ std::optional<millis> parse_retry_after(std::string_view value) {
 
 http_outcome http_post(const http_request& req, const std::function<bool(std::string_view)>& on_stream) {
   curl_process& proc = process();
+  const curl_library& lib = curl();
   transfer t{&req, &on_stream, {}, false};
-  CURL* h = curl_easy_init();
+  CURL* h = lib.easy_init();
   if (h == nullptr) {
     t.out.fail = http_outcome::failure::connect;
     t.out.error = "curl_easy_init failed";
     return t.out;
   }
   curl_slist* headers = nullptr;
-  for (const auto& line : req.headers) headers = curl_slist_append(headers, line.c_str());
+  for (const auto& line : req.headers) headers = lib.slist_append(headers, line.c_str());
   char errbuf[CURL_ERROR_SIZE] = {0};
 
-  curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
-  curl_easy_setopt(h, CURLOPT_SHARE, proc.share);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for DNS timeouts: we are threaded
-  curl_easy_setopt(h, CURLOPT_POST, 1L);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_write);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.limits.connect.count()));
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.limits.request.count()));
-  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  lib.easy_setopt(h, CURLOPT_URL, req.url.c_str());
+  lib.easy_setopt(h, CURLOPT_SHARE, proc.share);
+  lib.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for DNS timeouts: we are threaded
+  lib.easy_setopt(h, CURLOPT_POST, 1L);
+  lib.easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+  lib.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  lib.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  lib.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+  lib.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  lib.easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
+  lib.easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  lib.easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_write);
+  lib.easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  lib.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.limits.connect.count()));
+  lib.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.limits.request.count()));
+  lib.easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   // A proxy from the environment must never see loopback traffic (self-hosted servers, tests).
-  curl_easy_setopt(h, CURLOPT_NOPROXY, no_proxy().c_str());
+  lib.easy_setopt(h, CURLOPT_NOPROXY, no_proxy().c_str());
   if (req.idle_timeout) {
     // curl calls this at least once a second, so an idle stall is noticed within ~1 s of the limit.
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &on_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    lib.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &on_progress);
+    lib.easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+    lib.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   }
 
   const auto start = clock::now();
-  const CURLcode rc = curl_easy_perform(h);
+  const CURLcode rc = lib.easy_perform(h);
   const auto elapsed = std::chrono::duration_cast<millis>(clock::now() - start);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.out.status);
+  lib.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.out.status);
   long connected = 0;
   curl_off_t connect_us = 0;
-  curl_easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &connect_us);
+  lib.easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &connect_us);
   connected = connect_us > 0 ? 1 : 0;
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(h);
+  lib.slist_free_all(headers);
+  lib.easy_cleanup(h);
 
   if (rc == CURLE_OK) return std::move(t.out);
-  t.out.error = errbuf[0] != '\0' ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+  t.out.error = errbuf[0] != '\0' ? std::string(errbuf) : std::string(lib.easy_strerror(rc));
   using F = http_outcome::failure;
   switch (rc) {
     case CURLE_WRITE_ERROR:

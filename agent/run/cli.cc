@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "agent/llm/llm.h"
+#include "agent/cli.h"
 #include "agent/run/runner.h"
 #include "bench/eval/evaluate.h"
-#include "config/toml_reader.h"
+#include "bench/metrics/result.h"
 #include "sandbox/gpu_devices.h"
 
 namespace pk::run {
@@ -16,42 +16,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The flags bound straight into run_options, plus the two that only the command line has.
 struct run_args {
-  std::string mode = "agent", model = "demo", problems = "1-4", device, out, sandbox = "bwrap";
-  std::string config, prompts, models, hardware, suite, pkb;
-  std::vector<std::string> overrides;
-  int samples = 1, jobs = 1, world = 2, trials = 5, check_trials = 2, cpu_slots = 0;
-  std::optional<double> gpu_seconds;
-  bool no_perf = false, quiet = false;
+  run_options o;
+  std::string problems = "1-4";
+  int cpu_slots = 0;  // 0: world x cores/4
 };
 
-int run_command(const run_args& a) {
-  run_options o;
-  o.mode = a.mode == "zeroshot" ? metrics::run_mode::zeroshot : metrics::run_mode::agent;
-  o.model = a.model;
-  o.samples = a.samples;
-  o.jobs = a.jobs;
-  o.world = a.world;
-  o.out = a.out;
-  o.overrides = a.overrides;
-  o.agent_config = a.config;
-  o.prompts = a.prompts;
-  o.models = a.models;
-  o.hardware = a.hardware;
-  o.suite = a.suite;
-  o.pkb_binary = a.pkb;
-  o.final_trials = a.trials;
-  o.check_trials = a.check_trials;
-  o.final_perf = !a.no_perf;
-  o.gpu_seconds_cap = a.gpu_seconds;
-  o.quiet = a.quiet;
-  o.isolation = a.sandbox == "none" ? sandbox::isolation::none : sandbox::isolation::bwrap;
+int run_command(run_args& a) {
+  run_options& o = a.o;
   if (o.isolation == sandbox::isolation::none)
     fmt::print(stderr, "pkagent run: warning: --sandbox none: model commands and candidates run unisolated\n");
-  o.problems = parse_problem_list(a.problems, bench::load_suite(a.suite.empty() ? bench::default_suite_dir()
-                                                                                  : fs::path(a.suite)));
+  o.problems = parse_problem_list(a.problems, bench::load_suite(o.suite.empty() ? bench::default_suite_dir() : o.suite));
   const std::vector<int> host_gpus = sandbox::host_gpu_indices();
-  o.device = a.device;
   if (o.device.empty()) {
     o.device = host_gpus.empty() ? "cpu" : "cuda";
     if (host_gpus.empty())
@@ -91,54 +68,39 @@ int run_command(const run_args& a) {
 
 void add_run_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<run_args>();
+  run_options& o = a->o;
   CLI::App* c = app.add_subcommand("run", "Run agent or zero-shot episodes over benchmark problems, score each on "
                                           "hidden inputs, and record them for `pkagent report`");
   c->footer("A rerun on the same --out resumes: scored episodes are skipped, unfinished ones resumed.\n"
             "Example: pkagent run --model demo --problems 1-4 --out runs/demo && pkagent report runs/demo");
-  c->add_option("--mode", a->mode, "agent (multi-turn, with the pkb tool) or zeroshot (one completion)")
-      ->capture_default_str()->check(CLI::IsMember({"agent", "zeroshot"}));
-  c->add_option("--model", a->model, "Model name from config/models.toml, or demo (scripted, no key)")
-      ->capture_default_str();
-  c->add_option("--samples", a->samples, "Episodes per problem")->capture_default_str()->check(CLI::PositiveNumber);
+  c->add_option_function<std::string>(
+       "--mode", [&o](const std::string& m) { o.mode = *metrics::parse_mode(m); },
+       "agent (multi-turn, with the pkb tool) or zeroshot (one completion)")
+      ->default_str(std::string(metrics::to_string(o.mode)))
+      ->check([](const std::string& m) { return metrics::parse_mode(m) ? "" : "use agent or zeroshot"; });
+  agent::add_model_option(*c, o.model, "The model of every episode")->capture_default_str();
+  c->add_option("--samples", o.samples, "Episodes per problem")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_option("--problems", a->problems, "Problem ids, e.g. 1-8,13, or all")->capture_default_str();
-  c->add_option("--jobs", a->jobs, "Concurrent episodes")->capture_default_str()->check(CLI::PositiveNumber);
-  c->add_option("--device", a->device, "cuda (NCCL) or cpu (gloo); default cuda when GPUs are present")
+  c->add_option("--jobs", o.jobs, "Concurrent episodes")->capture_default_str()->check(CLI::PositiveNumber);
+  c->add_option("--device", o.device, "cuda (NCCL) or cpu (gloo); default cuda when GPUs are present")
       ->check(CLI::IsMember({"cuda", "cpu"}));
-  c->add_option("--out", a->out, "Run directory (created; an existing one is resumed)")->required();
-  c->add_option("--world", a->world, "Ranks per evaluation")->capture_default_str()->check(CLI::PositiveNumber);
-  c->add_option("--trials", a->trials, "Trials of the final scoring (hidden seeds)")->capture_default_str()
+  c->add_option("--out", o.out, "Run directory (created; an existing one is resumed)")->required();
+  c->add_option("--world", o.world, "Ranks per evaluation")->capture_default_str()->check(CLI::PositiveNumber);
+  c->add_option("--trials", o.final_trials, "Trials of the final scoring (hidden seeds)")->capture_default_str()
       ->check(CLI::PositiveNumber);
-  c->add_option("--check-trials", a->check_trials, "Trials of `pkb check` (visible seeds)")->capture_default_str()
+  c->add_option("--check-trials", o.check_trials, "Trials of `pkb check` (visible seeds)")->capture_default_str()
       ->check(CLI::PositiveNumber);
   c->add_option("--cpu-slots", a->cpu_slots, "With --device cpu: simulated GPUs the scheduler leases (default: "
                                              "world x cores/4)")->check(CLI::PositiveNumber);
-  c->add_flag("--no-perf", a->no_perf, "Final scoring checks correctness only (no timing, no speedup)");
-  c->add_option("--gpu-seconds", a->gpu_seconds, "GPU-second cap per episode for pkb commands (default: "
-                                                 "agent.toml limits.gpu_seconds; 0 there = none)");
-  c->add_option("--set", a->overrides, "Override an agent setting, e.g. --set limits.steps=20");
-  c->add_option("--config", a->config, "Agent settings (default: config/agent.toml)");
-  c->add_option("--prompts", a->prompts, "Prompt templates directory (default: prompts/)");
-  c->add_option("--models", a->models, "Model table (default: config/models.toml)");
-  c->add_option("--hardware", a->hardware, "Hardware spec shown to the model (default: config/hardware/h200x2.toml)");
-  c->add_option("--suite-dir", a->suite, "Problems directory (default: bench/problems)");
-  c->add_option("--pkb", a->pkb, "The pkb client binary (default: beside pkagent)");
-  c->add_option("--sandbox", a->sandbox, "bwrap (default) or none (debugging only)")->capture_default_str()
-      ->check(CLI::IsMember({"bwrap", "none"}));
-  c->add_flag("-q,--quiet", a->quiet, "No progress output");
-  c->callback([a, &exit_code] {
-    try {
-      exit_code = run_command(*a);
-    } catch (const std::invalid_argument& e) {
-      fmt::print(stderr, "pkagent run: {}\n", e.what());
-      exit_code = 2;
-    } catch (const config::config_error& e) {
-      fmt::print(stderr, "pkagent run: {}\n", e.what());
-      exit_code = 2;
-    } catch (const llm::llm_error& e) {
-      fmt::print(stderr, "pkagent run: {}\n", e.what());
-      exit_code = 2;
-    }
-  });
+  c->add_flag_callback("--no-perf", [&o] { o.final_perf = false; },
+                       "Final scoring checks correctness only (no timing, no speedup)");
+  c->add_option("--gpu-seconds", o.gpu_seconds_cap, "GPU-second cap per episode for pkb commands (default: "
+                                                    "agent.toml limits.gpu_seconds; 0 there = none)");
+  agent::add_shared_options(*c, {o.agent_config, o.overrides, o.prompts, o.models, o.isolation, o.quiet});
+  c->add_option("--hardware", o.hardware, "Hardware spec shown to the model (default: config/hardware/h200x2.toml)");
+  c->add_option("--suite-dir", o.suite, "Problems directory (default: bench/problems)");
+  c->add_option("--pkb", o.pkb_binary, "The pkb client binary (default: beside pkagent)");
+  c->callback([a, &exit_code] { exit_code = run_command(*a); });
 }
 
 }  // namespace pk::run

@@ -27,27 +27,22 @@ void write_file(const std::filesystem::path& file, const std::string& text) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out || !out.write(text.data(), static_cast<std::streamsize>(text.size())) || !out.flush())
-      throw std::runtime_error(fmt::format("{}: cannot write (does its directory exist?)", file.string()));
+      throw std::invalid_argument(fmt::format("{}: cannot write (does its directory exist?)", file.string()));
   }
   std::filesystem::rename(tmp, file);
 }
 
 int run_report(const report_options& o) {
-  try {
-    auto set = load_runs(o.runs, o.bootstrap);
-    auto doc = build_document(set);
-    if (!o.html.empty()) write_file(o.html, render_html(doc, set));
-    fmt::print("{}", render_markdown(doc));
-    std::fflush(stdout);
-    if (!set.skipped.empty())
-      fmt::print(stderr, "pkagent report: {} malformed result line(s) left out; the first: {}\n", set.skipped.size(),
-                 metrics::describe(set.skipped.front()));
-    if (!o.html.empty()) fmt::print(stderr, "pkagent report: wrote {}\n", o.html.string());
-    return 0;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "pkagent report: {}\n", e.what());
-    return 1;
-  }
+  auto set = load_runs(o.runs, o.bootstrap);
+  auto doc = build_document(set);
+  if (!o.html.empty()) write_file(o.html, render_html(doc, set));
+  fmt::print("{}", render_markdown(doc));
+  std::fflush(stdout);
+  if (!set.skipped.empty())
+    fmt::print(stderr, "pkagent report: {} malformed result line(s) left out; the first: {}\n", set.skipped.size(),
+               metrics::describe(set.skipped.front()));
+  if (!o.html.empty()) fmt::print(stderr, "pkagent report: wrote {}\n", o.html.string());
+  return 0;
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 
 namespace pk::report {
 
-/// Adds `pkagent report` to `app`; when it runs it sets `exit_code` (0, or 1 when a run cannot be
-/// read or the HTML cannot be written).
+/// Adds `pkagent report` to `app`; when it runs it sets `exit_code` to 0. A run that cannot be read
+/// or an HTML file that cannot be written is std::invalid_argument (bad input, exit status 2).
 void add_report_command(CLI::App& app, int& exit_code);
 
 }  // namespace pk::report

@@ -36,19 +36,19 @@ run_set load_runs(const std::vector<std::filesystem::path>& paths, const metrics
   for (const auto& path : paths) {
     auto file = path.extension() == ".jsonl" ? path : path / "results.jsonl";
     if (!std::filesystem::exists(file))
-      throw std::runtime_error(fmt::format(
+      throw std::invalid_argument(fmt::format(
           "{}: no such file; give the directory a run wrote (pkagent run --out DIR) or its results.jsonl",
           file.string()));
     auto read = metrics::read_results(file);
     skipped.insert(skipped.end(), read.skipped.begin(), read.skipped.end());
     if (read.results.empty())
-      throw std::runtime_error(fmt::format("{}: no valid result ({} line(s) skipped{})", file.string(),
-                                           read.skipped.size(),
-                                           read.skipped.empty() ? "" : ", first: " + describe(read.skipped.front())));
+      throw std::invalid_argument(fmt::format("{}: no valid result ({} line(s) skipped{})", file.string(),
+                                              read.skipped.size(),
+                                              read.skipped.empty() ? "" : ", first: " + describe(read.skipped.front())));
     try {
       for (auto& summary : metrics::summarize(read.results, bootstrap)) runs.emplace_back(path, std::move(summary));
     } catch (const std::invalid_argument& e) {
-      throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
+      throw std::invalid_argument(fmt::format("{}: {}", file.string(), e.what()));
     }
   }
   auto set = make_run_set(std::move(runs), bootstrap);

@@ -26,7 +26,7 @@ struct run_set {
 };
 
 /// Reads DIR/results.jsonl (or a .jsonl file given directly) for each path. Throws
-/// std::runtime_error naming the path when one cannot be read or holds no valid result.
+/// std::invalid_argument (bad input) naming the path when one is missing or holds no valid result.
 run_set load_runs(const std::vector<std::filesystem::path>& paths, const metrics::bootstrap_options& bootstrap);
 
 /// Labels and pairs already-summarised runs (load_runs uses it; tests call it directly).

@@ -62,8 +62,8 @@ TEST_F(agent_test, KillNineThenResumeLosesAndRepeatsNoStep) {
   EXPECT_TRUE(fs::exists(out / "transcript.attempt-1.jsonl"));
   EXPECT_GE(t.outcome["totals"]["wall_seconds"].get<double>(), crashed.events.back()["t"].get<double>());
 
-  // A finished episode is not run again.
-  EXPECT_EQ(pkagent(args, &output), 1);
+  // A finished episode is not run again (bad input: exit status 2).
+  EXPECT_EQ(pkagent(args, &output), 2);
   EXPECT_NE(output.find("already finished"), std::string::npos) << output;
 }
 

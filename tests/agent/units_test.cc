@@ -1,13 +1,39 @@
-// The small units under the loop: strict templates, head-and-tail truncation, limits.
+// The small units under the loop: strict templates, head-and-tail truncation, limits, --set.
 #include <gtest/gtest.h>
 
+#include "agent/agent_config.h"
 #include "agent/limits.h"
 #include "agent/observation.h"
 #include "agent/prompt_template.h"
 #include "config/paths.h"
+#include "config/toml_reader.h"
 
 namespace pk::agent {
 namespace {
+
+TEST(agent_config, SetTakesTomlValuesOrBareStrings) {
+  agent_config cfg;
+  apply_overrides(cfg, {"action.format=text", "limits.steps=7", "limits.dollars=0.5"});
+  EXPECT_EQ(cfg.action_format, action_format::text);  // no TOML quoting needed
+  EXPECT_EQ(cfg.limits.steps, 7);
+  EXPECT_EQ(cfg.limits.dollars, 0.5);
+  apply_overrides(cfg, {"action.format=\"tools\""});
+  EXPECT_EQ(cfg.action_format, action_format::tools);
+  // A bare word where a number belongs is still refused, as the string it is.
+  try {
+    apply_overrides(cfg, {"limits.steps=many"});
+    FAIL() << "a word was taken as a step count";
+  } catch (const config::config_error& e) {
+    EXPECT_STREQ(e.what(), "--set limits.steps=many: limits.steps: expected an integer, found a string");
+  }
+  try {
+    apply_overrides(cfg, {"limit.steps=5"});
+    FAIL() << "an unknown table was accepted";
+  } catch (const config::config_error& e) {
+    EXPECT_STREQ(e.what(), "--set limit.steps=5: limit: unknown key; did you mean limits?");
+  }
+  EXPECT_THROW(apply_overrides(cfg, {"limits.steps"}), config::config_error);
+}
 
 TEST(prompt_template, RefusesUnknownAndMissingVariables) {
   try {

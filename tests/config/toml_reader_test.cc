@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "config/nearest.h"
+
 namespace pk::config {
 namespace {
 
@@ -18,6 +20,52 @@ TEST(toml_reader, reads_typed_values_and_rejects_unknown_keys) {
     FAIL() << "unknown key accepted";
   } catch (const config_error& e) {
     EXPECT_STREQ(e.what(), "t.toml: typo: unknown key (check its spelling against the documented keys)");
+  }
+}
+
+TEST(toml_reader, an_unknown_key_is_named_with_the_nearest_key_the_loader_knows) {
+  auto t = parse_text("[limits]\nstep = 5\nwall_secs = 3\n", "a.toml");
+  table_reader r(t, "a.toml");
+  auto limits = r.table("limits");
+  ASSERT_TRUE(limits);
+  EXPECT_EQ(limits->integer("steps"), std::nullopt);  // asked for, though absent: a known key
+  EXPECT_EQ(limits->number("wall_seconds"), std::nullopt);
+  try {
+    limits->finish();
+    FAIL() << "unknown key accepted";
+  } catch (const config_error& e) {
+    EXPECT_STREQ(e.what(), "a.toml: limits.step: unknown key; did you mean limits.steps?");
+  }
+  auto far = parse_text("zzz = 1\n", "b.toml");
+  table_reader f(far, "b.toml");
+  EXPECT_EQ(f.integer("steps"), std::nullopt);
+  EXPECT_THROW(
+      {
+        try {
+          f.finish();
+        } catch (const config_error& e) {
+          EXPECT_STREQ(e.what(), "b.toml: zzz: unknown key (check its spelling against the documented keys)");
+          throw;
+        }
+      },
+      config_error);
+}
+
+TEST(nearest, suggests_only_likely_typos) {
+  const std::vector<std::string> flags = {"--problem", "--solution", "--world", "--timeout"};
+  EXPECT_EQ(nearest("--problme", flags), "--problem");  // a swap is one step
+  EXPECT_EQ(nearest("--wrld", flags), "--world");
+  EXPECT_EQ(nearest("--timout", flags), "--timeout");
+  EXPECT_EQ(nearest("--frobnicate", flags), std::nullopt);
+  EXPECT_EQ(nearest("evla", {"eval", "episode", "run"}), "eval");
+  EXPECT_EQ(nearest("x", {"q"}), std::nullopt);  // everything changed is no typo
+  EXPECT_EQ(nearest("step", {}), std::nullopt);
+}
+
+TEST(toml_string, makes_any_text_a_toml_string) {
+  for (const std::string text : {"text", "a \"quoted\" word", "back\\slash", "", "line\nbreak"}) {
+    const auto t = parse_text("k = " + toml_string(text), "q");
+    EXPECT_EQ(t["k"].value<std::string>(), text) << toml_string(text);
   }
 }
 

@@ -154,7 +154,7 @@ TEST(report, unreadable_runs_are_named) {
   try {
     load_runs({fixture / "no-such-run"}, {});
     FAIL() << "a missing run directory was accepted";
-  } catch (const std::runtime_error& e) {
+  } catch (const std::invalid_argument& e) {  // bad input: exit status 2 in the CLI
     EXPECT_NE(std::string(e.what()).find("no-such-run/results.jsonl: no such file"), std::string::npos) << e.what();
   }
 }
@@ -191,12 +191,12 @@ TEST(report_command, prints_the_report_and_fails_cleanly_on_bad_input) {
 
   fs::create_directories(dir / "empty-run");
   auto missing = run((dir / "empty-run").string() + " 2>&1");
-  EXPECT_EQ(missing.status, 1);
+  EXPECT_EQ(missing.status, 2);  // bad input, as for every command
   EXPECT_NE(missing.out.find("pkagent report: " + (dir / "empty-run" / "results.jsonl").string() + ": no such file"),
             std::string::npos)
       << missing.out;
   auto usage = run("2>&1");
-  EXPECT_NE(usage.status, 0);
+  EXPECT_EQ(usage.status, 2);
   EXPECT_NE(usage.out.find("RUN_DIR is required"), std::string::npos) << usage.out;
   fs::remove_all(dir);
 }

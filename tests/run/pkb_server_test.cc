@@ -106,6 +106,24 @@ TEST_F(pkb_server_test, ClientWithoutServerSaysWhere) {
   EXPECT_NE(out.find("works only inside a pkagent episode"), std::string::npos) << out;
 }
 
+TEST_F(pkb_server_test, RunTakesAShellLineOrAnArgv) {
+  auto gpus = scheduler::gpu_scheduler::simulated(2);
+  pkb::server srv(context(gpus), dir_ / "sock");
+  std::ofstream(dir_ / "workspace" / "a file with spaces") << "spaced\n";
+  auto [code, out] = pkb(srv.socket_path(), {"run", "--", "cat", "a file with spaces"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("spaced"), std::string::npos) << out;
+  // Several words: no shell in between (a shell would have set SHLVL).
+  std::tie(code, out) = pkb(srv.socket_path(), {"run", "--", "printenv", "SHLVL"});
+  EXPECT_EQ(code, 1) << out;
+  std::tie(code, out) = pkb(srv.socket_path(), {"run", "--", "no-such-program-pk", "x"});
+  EXPECT_EQ(code, 127) << out;
+  // One word is a shell line.
+  std::tie(code, out) = pkb(srv.socket_path(), {"run", "--", "echo one && echo two"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("one\ntwo\n"), std::string::npos) << out;
+}
+
 TEST_F(pkb_server_test, RunLeasesForTheCommandOnly) {
   auto gpus = scheduler::gpu_scheduler::simulated(2);
   pkb::context ctx = context(gpus);

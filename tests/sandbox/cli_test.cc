@@ -1,9 +1,13 @@
-// `pkagent sandbox` end to end: exit status mirroring, JSON, flags over config, bad config.
+// `pkagent sandbox` end to end: exit status mirroring, one word as a shell line and several as an
+// argv, JSON, flags over config, bad config and bad flags.
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -82,12 +86,50 @@ TEST_F(sandbox_cli_test, bad_config_is_refused_naming_file_key_and_reason) {
 }
 
 TEST_F(sandbox_cli_test, bad_flags_are_refused) {
-  EXPECT_NE(pkagent(ws_arg() + "--memory lots -- true").status, 0);
-  EXPECT_NE(pkagent(ws_arg() + "--sandbox docker -- true").status, 0);
-  EXPECT_NE(pkagent("--workspace /nonexistent-pk-dir -- true").status, 0);
+  EXPECT_EQ(pkagent(ws_arg() + "--memory lots -- true").status, 2);
+  EXPECT_EQ(pkagent(ws_arg() + "--sandbox docker -- true").status, 2);
+  EXPECT_EQ(pkagent("--workspace /nonexistent-pk-dir -- true").status, 2);
+  const auto none = pkagent(ws_arg() + "--");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.out.find("give the command after --"), std::string::npos) << none.out;
   const auto r = pkagent(ws_arg() + "--gpus 7 -- true");
   EXPECT_EQ(r.status, 125) << r.out;
   EXPECT_NE(r.out.find("GPU 7 was requested"), std::string::npos) << r.out;
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(sandbox_cli_test, several_words_are_an_argv_that_no_shell_splits) {
+  std::ofstream(ws.path() / "a file with spaces") << "spaced\n";
+  for (const std::string mode : {"", "--sandbox none "}) {
+    auto r = pkagent(ws_arg() + mode + "-- cat 'a file with spaces'");
+    EXPECT_EQ(r.status, 0) << mode << r.out;
+    EXPECT_NE(r.out.find("spaced\n"), std::string::npos) << mode << r.out;
+    r = pkagent(ws_arg() + mode + "-- printenv SHLVL");  // no shell in between, which would set it
+    EXPECT_EQ(r.status, 1) << mode << r.out;
+    r = pkagent(ws_arg() + mode + "-- sh -c 'echo ok > f'");
+    EXPECT_EQ(r.status, 0) << mode << r.out;
+    EXPECT_EQ(read_file(ws.path() / "f"), "ok\n") << mode;
+    std::filesystem::remove(ws.path() / "f");
+    // A program that cannot start is the command's failure, as in a shell: not the sandbox's.
+    r = pkagent(ws_arg() + mode + "-- no-such-program-pk x");
+    EXPECT_EQ(r.status, 127) << mode << r.out;
+    r = pkagent(ws_arg() + mode + "-- './a file with spaces' x");
+    EXPECT_EQ(r.status, 126) << mode << r.out;
+  }
+}
+
+TEST_F(sandbox_cli_test, everything_after_the_dashes_is_the_command) {
+  // A list-valued option before `--` used to take it, so -L was refused as pkagent's own flag.
+  const auto r = pkagent(ws_arg() + "--gpus 0 -- ls -L /");
+  EXPECT_TRUE(r.status == 0 || r.status == 125) << r.out;  // 125: this host has no GPU 0
+  EXPECT_EQ(r.out.find("-L"), std::string::npos) << r.out;
+  const auto flags = pkagent(ws_arg() + "-- printf '%s|' --json --timeout 1");
+  EXPECT_EQ(flags.status, 0) << flags.out;
+  EXPECT_EQ(flags.out.rfind("--json|--timeout|1|", 0), 0u) << flags.out;
 }
 
 TEST_F(sandbox_cli_test, sandbox_none_warns_on_every_command) {

@@ -79,6 +79,23 @@ TEST_F(sandbox_plan_test, isolates_everything_and_runs_a_login_shell_in_the_work
   EXPECT_TRUE(p.warnings.empty());
 }
 
+TEST_F(sandbox_plan_test, an_argv_is_execd_as_given_with_no_shell) {
+  const strings argv = {"cat", "a file with spaces", "it's"};
+  const plan p = make_argv_plan(s, argv, host);
+  ASSERT_GE(p.argv.size(), 4u);
+  EXPECT_EQ(strings(p.argv.end() - 4, p.argv.end()), (strings{"--", "cat", "a file with spaces", "it's"}));
+  EXPECT_EQ(p.argv, [&] {  // the same isolation as for a shell line: only the tail differs
+    strings same = make_plan(s, "x", host).argv;
+    same.erase(same.end() - 3, same.end());
+    same.insert(same.end(), argv.begin(), argv.end());
+    return same;
+  }());
+  s.isolation = isolation::none;
+  EXPECT_EQ(make_argv_plan(s, argv, host).argv, argv);
+  EXPECT_EQ(make_plan(s, "echo hi", host).argv, (strings{"bash", "-c", "echo hi"}));
+  EXPECT_THROW(make_argv_plan(s, {}, host), std::invalid_argument);
+}
+
 TEST_F(sandbox_plan_test, hands_bwrap_the_seccomp_program_and_a_profile_that_restores_path) {
   const plan p = make_plan(s, "true", host);
   ASSERT_EQ(p.fd_data.size(), 2u);

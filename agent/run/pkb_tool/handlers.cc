@@ -60,20 +60,6 @@ reply evaluate_solution(const context& ctx, request& req, evaluation kind) {
 
 // ---- run, profile: a command in a fresh sandbox ----
 
-// One argument is a shell command as written (pipes, &&); several are quoted one by one, so
-// `pkb run -- sh -c "exit 7"` means what it says.
-std::string shell_command(const std::vector<std::string>& args) {
-  if (args.size() == 1) return args[0];
-  std::string out;
-  for (const std::string& arg : args) {
-    if (!out.empty()) out += ' ';
-    out += '\'';
-    for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += '\'';
-  }
-  return out;
-}
-
 // What a command would run with: the workspace's files, less unchanged copies of the task's own
 // (whose docs name the forbidden instructions). Code generated while the command runs escapes
 // this; the evaluator's scans after each run (check, bench, final scoring) still see its output.
@@ -114,9 +100,12 @@ sandbox::spec sandbox_for(const context& ctx, const request& req) {
   return s;
 }
 
-// Runs `command` under `s`: its exit status, and stdout then stderr (with a note on a timeout).
-reply run_sandboxed(const context& ctx, const request& req, const sandbox::spec& s, const std::string& command) {
-  const sandbox::result ran = sandbox::run(s, command);
+// Runs `words` under `s`: one word is a shell line as written (pipes, &&); several are exec'd as
+// an argv with no shell, so `pkb run -- sh -c "exit 7"` means what it says. Returns the exit status,
+// and stdout then stderr (with a note on a timeout).
+reply run_sandboxed(const context& ctx, const request& req, const sandbox::spec& s,
+                    const std::vector<std::string>& words) {
+  const sandbox::result ran = words.size() == 1 ? sandbox::run(s, words.front()) : sandbox::run_argv(s, words);
   std::string text = ran.out.text;
   if (!ran.err.text.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + ran.err.text;
   if (ran.timed_out)
@@ -152,7 +141,7 @@ reply submit_solution(const context& ctx, request& req) { return evaluate_soluti
 
 reply run_in_sandbox(const context& ctx, request& req) {
   if (auto refused = refuse_multicast(ctx, req)) return *refused;
-  return run_sandboxed(ctx, req, sandbox_for(ctx, req), shell_command(req.args));
+  return run_sandboxed(ctx, req, sandbox_for(ctx, req), req.args);
 }
 
 reply profile_solution(const context& ctx, request& req) {
@@ -175,7 +164,7 @@ reply profile_solution(const context& ctx, request& req) {
   const std::string command =
       profile_command({*ncu, profile_bin_inside, suite, ctx.problem.id, ctx.eval.world, ctx.check_seed, ncu_s,
                        ctx.texts->profile.stopped.render({{"seconds", std::to_string(ncu_s)}})});
-  reply r = run_sandboxed(ctx, req, s, command);
+  reply r = run_sandboxed(ctx, req, s, {command});
   r.output = summarize_profile(r.output, r.exit, ctx.texts->profile);
   return r;
 }
