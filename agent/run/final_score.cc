@@ -39,7 +39,7 @@ metrics::episode_result make_result(const bench::problem& p, const bench::eval_r
   e.model = f.model;
   e.problem_id = p.id;
   e.stem = p.stem;
-  e.problem_category = metrics::parse_category(p.category).value_or(metrics::category::domain);
+  e.problem_category = metrics::parse_category(p.category).value_or(metrics::category::upstream);
   e.world_size = r.world;
   e.sample = f.sample;
   e.verdict = bench::to_string(r.result);
