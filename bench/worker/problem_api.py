@@ -42,7 +42,8 @@ class Problem:
         self.args = list(d.get("args") or [])
         self.in_place = [int(i) for i in d.get("in_place") or []]
         self.judge_data = list(d.get("judge_data") or [])
-        self.digest_above = int(d.get("digest_above_bytes") or (64 << 20))
+        # Tensors above this many bytes are recorded as their digest; None: always in full.
+        self.digest_above = d.get("digest_above_bytes")
 
     def arg_name(self, i):
         return f"argument '{self.args[i]['name']}' (input[{i}])" if i < len(self.args) else f"input[{i}]"
@@ -266,7 +267,7 @@ def check_args(problem, args, ctx):
 # depth first, dict keys before values, a sparse tensor's indices before its values.
 
 def _too_big(problem, t):
-    return t.numel() * t.element_size() > problem.digest_above
+    return problem.digest_above is not None and t.numel() * t.element_size() > problem.digest_above
 
 
 def _bits(t):

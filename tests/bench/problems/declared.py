@@ -17,8 +17,6 @@ if str(WORKER_DIR) not in sys.path:
 
 import problem_api  # noqa: E402 - after the path is set
 
-DIGEST_ABOVE = 64 << 20  # bench/eval/problem.h, input_digest_threshold_bytes
-
 
 def toml_of(name):
     with open(PROBLEMS_DIR / name / "problem.toml", "rb") as f:
@@ -72,7 +70,6 @@ def plan_of(name, W, shape=None, dtype=None):
                  for a in spec["inputs"]],
         "in_place": [i for i, a in enumerate(spec["inputs"]) if a.get("in_place")],
         "judge_data": judge,
-        "digest_above_bytes": DIGEST_ABOVE,
     }
 
 
