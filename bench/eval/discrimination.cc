@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iterator>
@@ -214,11 +215,13 @@ json to_json(const discrimination_result& r) {
 }
 
 std::string render_table(const std::vector<discrimination_result>& results) {
-  std::string out = fmt::format("{:<34} {:>2}  {:<13}", "problem", "W", "reference");
+  std::size_t width = 7;
+  for (const auto& r : results) width = std::max(width, r.problem.size() + (r.degenerate ? 2 : 0));
+  std::string out = fmt::format("{:<{}} {:>2}  {:<13}", "problem", width, "W", "reference");
   for (const std::string& m : wrong_candidate_modes()) out += fmt::format(" {:<14}", m);
   out += "  seconds\n";
   for (const auto& r : results) {
-    out += fmt::format("{:<34} {:>2}  {:<13}", r.problem + (r.degenerate ? " (degenerate W)" : ""), r.world,
+    out += fmt::format("{:<{}} {:>2}  {:<13}", r.problem + (r.degenerate ? " *" : ""), width, r.world,
                        r.reference_verdict);
     for (const auto& c : r.candidates) {
       const std::string cell = !c.applicable ? "n/a" : c.verdict == "correct" ? "VACUOUS" : c.verdict;
@@ -226,6 +229,8 @@ std::string render_table(const std::vector<discrimination_result>& results) {
     }
     out += fmt::format("  {:.0f}\n", r.wall_seconds);
   }
+  if (std::any_of(results.begin(), results.end(), [](const auto& r) { return r.degenerate; }))
+    out += "* a degenerate world size for this problem (its communication pattern does not occur there)\n";
   return out;
 }
 
