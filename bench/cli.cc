@@ -5,8 +5,10 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/eval/discrimination.h"
 #include "bench/eval/evaluate.h"
 #include "bench/eval/hardware_spec.h"
 #include "bench/eval/multicast_scan.h"
@@ -21,6 +23,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::string micros(double seconds) {
   if (seconds <= 0) return "-";
   if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
@@ -30,38 +45,95 @@ std::string micros(double seconds) {
 struct problems_args {
   std::string suite_dir;
   std::string hardware;
-  int world = eval_options{}.world;  // the judge's default
   bool json = false;
+  // --check: the discrimination check, judged with these options (world is also the bound's).
+  std::string check;
+  bool small = false;
+  eval_options o = [] {
+    eval_options e;
+    e.trials = 2;  // a wrong candidate fails its first trial; two show a right one is stable
+    return e;
+  }();
 };
+
+// `problems --check ID|all`: exit 0 when every checked problem tells wrong answers from right ones.
+int run_check(const problems_args& a, const std::vector<problem>& suite) {
+  std::vector<const problem*> chosen;
+  if (a.check == "all") {
+    for (const problem& p : suite)
+      if (p.supports_world(a.o.world)) chosen.push_back(&p);
+  } else {
+    for (const std::string& key : split_list(a.check)) chosen.push_back(&find_problem(suite, key));
+  }
+  const eval_options& o = a.o;
+  std::vector<discrimination_result> results;
+  bool ok = true;
+  for (const problem* p : chosen) {
+    problem q = *p;
+    if (a.small) {
+      if (q.upstream())
+        throw std::invalid_argument("--small: the problems of a ParallelKernelBench checkout have no small shape");
+      q.shape = q.small_shape;
+    }
+    if (!a.json) fmt::print(stderr, "pkagent problems: checking {} at W={} ({})\n", q.name(), a.o.world, o.device);
+    results.push_back(check_discrimination(q, o));
+    ok = ok && results.back().ok();
+  }
+  if (a.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : results) out.push_back(to_json(r));
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    fmt::print("{}", render_table(results));
+    for (const auto& r : results) {
+      if (r.reference_verdict != "correct")
+        fmt::print("{}: the reference is not correct as its own candidate: {}\n", r.problem, r.reference_note);
+      for (const auto& c : r.candidates)
+        if (c.applicable && c.verdict == "correct")
+          fmt::print("{}: the wrong candidate '{}' passes: this problem's check is vacuous at W={}\n", r.problem,
+                     c.mode, r.world);
+    }
+  }
+  return ok ? 0 : 1;
+}
 
 int run_problems(const problems_args& a) {
   const auto suite = load_suite(a.suite_dir.empty() ? default_suite_dir() : fs::path(a.suite_dir));
+  if (!a.check.empty()) return run_check(a, suite);
   const hardware_spec hw = load_hardware_spec(a.hardware.empty() ? default_hardware_spec() : fs::path(a.hardware));
   nlohmann::json out = nlohmann::json::array();
+  std::size_t stem_width = 26;
+  for (const problem& p : suite) stem_width = std::max(stem_width, p.stem.size());
   if (!a.json)
-    fmt::print("{:>4}  {:<26} {:<18} {:<10} {:>11}  {:<6} {}\n", "id", "stem", "category", "worlds",
-               fmt::format("bound@W={}", a.world), "limit", "title");
+    fmt::print("{:>4}  {:<{}} {:<18} {:<10} {:>11}  {:<6} {}\n", "id", "stem", stem_width, "category", "worlds",
+               fmt::format("bound@W={}", a.o.world), "limit", "title");
+  bool any_degenerate = false;
   for (const problem& p : suite) {
     std::string worlds = p.upstream() ? "any" : "";
-    for (int w : p.world_sizes) worlds += fmt::format("{}{}", worlds.empty() ? "" : ",", w);
+    for (int w : p.world_sizes)
+      worlds += fmt::format("{}{}{}", worlds.empty() ? "" : ",", w, p.degenerate_at(w) ? "*" : "");
+    any_degenerate = any_degenerate || !p.degenerate_worlds.empty();
     if (p.upstream()) {  // no roofline model for PKB's own files
       if (a.json)
         out.push_back({{"id", p.id}, {"stem", p.stem}, {"category", p.category}, {"title", p.title},
                        {"world_sizes", "any"}, {"dtype", p.dtype}, {"reference", p.reference.string()},
                        {"roofline", nullptr}});
       else
-        fmt::print("{:>4}  {:<26} {:<18} {:<10} {:>11}  {:<6} {}\n", p.id, p.stem, p.category, worlds, "-", "-",
-                   p.title);
+        fmt::print("{:>4}  {:<{}} {:<18} {:<10} {:>11}  {:<6} {}\n", p.id, p.stem, stem_width, p.category, worlds,
+                   "-", "-", p.title);
       continue;
     }
-    const roofline_bound b = roofline(p, a.world, hw);
+    const roofline_bound b = roofline(p, a.o.world, hw);
     if (a.json) {
       out.push_back({{"id", p.id}, {"stem", p.stem}, {"category", p.category}, {"title", p.title},
                      {"world_sizes", p.world_sizes}, {"dtype", p.dtype},
-                     {"roofline", {{"world", a.world}, {"seconds", b.seconds()}, {"limiter", b.limiter()},
+                     {"degenerate", p.degenerate_worlds.empty() ? nlohmann::json(nullptr)
+                                                                : nlohmann::json{{"worlds", p.degenerate_worlds},
+                                                                                 {"why", p.degenerate_why}}},
+                     {"roofline", {{"world", a.o.world}, {"seconds", b.seconds()}, {"limiter", b.limiter()},
                                    {"link_bytes", b.link_bytes}, {"hbm_bytes", b.hbm_bytes}, {"flops", b.flops}}}});
     } else {
-      fmt::print("{:>4}  {:<26} {:<18} {:<10} {:>11}  {:<6} {}\n", p.id, p.stem, p.category, worlds,
+      fmt::print("{:>4}  {:<{}} {:<18} {:<10} {:>11}  {:<6} {}\n", p.id, p.stem, stem_width, p.category, worlds,
                  micros(b.seconds()), b.limiter(), p.title);
     }
   }
@@ -72,6 +144,12 @@ int run_problems(const problems_args& a) {
                suite.size(), suite.front().upstream_root.string());
   else fmt::print("{} problems; bound = max(link bytes / link_bw, HBM bytes / hbm_bw, FLOPs / peak) on {}\n",
                   suite.size(), hw.name);
+  if (!a.json && any_degenerate) {
+    fmt::print("* a degenerate world size: the problem's communication pattern does not occur there\n");
+    for (const problem& p : suite)
+      if (!p.degenerate_worlds.empty())
+        fmt::print("  {}: W = {}: {}\n", p.name(), fmt::join(p.degenerate_worlds, ", "), p.degenerate_why);
+  }
   return 0;
 }
 
@@ -136,8 +214,20 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   problems->add_option("--suite-dir", pa->suite_dir,
                        "A directory of problems (default: bench/problems), or a ParallelKernelBench checkout");
   problems->add_option("--hardware", pa->hardware, "Hardware spec TOML (default: config/hardware/h200x2.toml)");
-  problems->add_option("--world", pa->world, "World size for the bound")->check(CLI::PositiveNumber);
+  problems->add_option("--world", pa->o.world, "World size for the bound")->check(CLI::PositiveNumber);
   problems->add_flag("--json", pa->json, "Print JSON");
+  problems->add_option("--check", pa->check,
+                       "Discrimination check of problem IDs (comma-separated) or all: the reference must be correct "
+                       "as its own candidate and generated wrong candidates must not be (exit 0 when so)");
+  problems->add_option("--device", pa->o.device, "--check: cuda (NCCL) or cpu (gloo)")->capture_default_str()
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  problems->add_flag("--small", pa->small, "--check: run at each problem's [small_shape]");
+  problems->add_option("--trials", pa->o.trials, "--check: trials per candidate")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  problems->add_option("--seed", pa->o.seed, "--check: base seed of the inputs")->capture_default_str();
+  problems->add_option("--timeout", pa->o.timeout_s, "--check: seconds allowed per phase")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sandbox::add_isolation_option(*problems, pa->o.isolation, "--check: bwrap (default) or none");
   problems->callback([pa, &exit_code] { exit_code = run_problems(*pa); });
 
   auto ea = std::make_shared<eval_args>();

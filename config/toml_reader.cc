@@ -147,6 +147,18 @@ std::optional<table_reader> table_reader::table(std::string_view key) {
   return table_reader(*n->as_table(), origin_, dotted(key));
 }
 
+std::optional<std::vector<table_reader>> table_reader::tables(std::string_view key) {
+  const toml::node* n = take(key);
+  if (!n) return std::nullopt;
+  const toml::array* a = n->as_array();
+  if (!a || (!a->empty() && !a->is_array_of_tables()))
+    throw error(key, fmt::format("expected an array of tables ([[{}]] entries), found {}", key, type_name(*n)));
+  std::vector<table_reader> out;
+  for (std::size_t i = 0; i < a->size(); ++i)
+    out.emplace_back(*a->get(i)->as_table(), origin_, fmt::format("{}[{}]", dotted(key), i));
+  return out;
+}
+
 std::vector<std::string> table_reader::remaining_keys() const {
   std::vector<std::string> out;
   for (const auto& [k, v] : *table_)

@@ -46,6 +46,8 @@ class table_reader {
 
   /// A sub-table; nullopt when absent. Its keys are checked by its own finish().
   std::optional<table_reader> table(std::string_view key);
+  /// An array of tables (`[[key]]`), one reader each (prefix "key[i]"); nullopt when absent.
+  std::optional<std::vector<table_reader>> tables(std::string_view key);
   /// The keys of this table not yet consumed, in file order (for tables of named entries).
   std::vector<std::string> remaining_keys() const;
 

@@ -40,7 +40,7 @@ metrics::episode_result make_result(const bench::problem& problem, const bench::
   e.model = f.model;
   e.problem_id = problem.id;
   e.stem = problem.stem;
-  e.problem_category = metrics::parse_category(problem.category).value_or(metrics::category::domain);
+  e.problem_category = metrics::parse_category(problem.category).value_or(metrics::category::upstream);
   e.world_size = r.world;
   e.sample = f.sample;
   e.verdict = bench::to_string(r.result);

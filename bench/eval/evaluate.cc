@@ -72,17 +72,13 @@ rank_set_spec set_spec(set_role role, const fs::path& ws, const problem& p, cons
   rank_set_spec s;
   s.role = role;
   s.workspace = ws;
-  json shape = json::object();
-  for (const auto& [k, v] : p.shape) shape[k] = v;
+  json problem = worker_plan(p, o.world);
+  problem["reference"] = role == set_role::reference ? json("problem/reference.py") : json(nullptr);
+  problem["inputs"] = p.upstream() ? json(nullptr) : json("problem/inputs.py");
+  problem["upstream_root"] = p.upstream() ? json("upstream") : json(nullptr);
   s.plan = {{"side", to_string(role)},
             {"device", o.device},
-            {"problem",
-             {{"id", p.id},
-              {"reference", role == set_role::reference ? json("problem/reference.py") : json(nullptr)},
-              {"inputs", p.upstream() ? json(nullptr) : json("problem/inputs.py")},
-              {"upstream_root", p.upstream() ? json("upstream") : json(nullptr)},
-              {"shape", shape},
-              {"dtype", p.dtype}}},
+            {"problem", problem},
             {"out_dir", staged_out.string()},
             {"cuda_graph", o.timing.cuda_graph}};
   s.launch.python = config::python();
@@ -346,7 +342,8 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
     const auto it = std::find_if(run.trials.begin(), run.trials.end(), [&](const auto& t) { return t.trial == trial; });
     return refs.file(trial, rank, it != run.trials.end() && it->mutated && !refs.cacheable);
   };
-  judge_run(rep, run, outs, cand.ws.path() / staged_out, o.world, {p.atol, p.rtol}, o.perf);
+  judge_run(rep, run, outs, cand.ws.path() / staged_out, o.world, judge_rules{p.comparison(), p.in_place_positions()},
+            o.perf);
   return finish();
 }
 

@@ -33,7 +33,7 @@ void summarize_pooled_timing(eval_report& r, const std::vector<double>& referenc
 
 }  // namespace
 
-rank_check judge_call(const recorded_call& call, tolerance tol) {
+rank_check judge_call(const recorded_call& call, const judge_rules& rules) {
   rank_check rc;
   rc.rank = call.rank;
   try {
@@ -42,8 +42,7 @@ rank_check judge_call(const recorded_call& call, tolerance tol) {
     const std::uint64_t cap = 4 * fs::file_size(call.reference_file) + (1 << 20);
     const tensor_file got = tensor_file::parse(read_untrusted(call.candidate_root, call.candidate_file, cap),
                                                call.candidate_root / call.candidate_file);
-    comparison c = compare_outputs(got.tree("output"), got, want.tree("output"), want, tol);
-    if (c.ok) c = compare_unchanged_inputs(got.tree("inputs"), got, want.tree("inputs"), want, call.mutated);
+    const comparison c = judge_files(got, want, rules.spec, rules.in_place, call.mutated);
     rc.ok = c.ok;
     rc.message = c.first_failure();
     for (const auto& leaf : c.leaves) {
@@ -65,7 +64,7 @@ void add_errors(eval_report& r, const rank_check& c) {
 }
 
 void judge_run(eval_report& rep, const conduct_outcome& run, const reference_outputs& refs,
-               const fs::path& candidate_out, int world, tolerance tol, bool perf) {
+               const fs::path& candidate_out, int world, const judge_rules& rules, bool perf) {
   auto rank_dir = [](int r) { return fs::path(fmt::format("rank{}", r)); };
   bool all_ok = true;
   std::vector<double> ref_all, cand_all;
@@ -75,7 +74,7 @@ void judge_run(eval_report& rep, const conduct_outcome& run, const reference_out
     const auto& mutated = refs.mutated.at(t.trial);
     for (int r = 0; r < world; ++r) {
       const rank_check c = judge_call(
-          {r, candidate_out, rank_dir(r) / t.file, refs.file(t.trial, r), mutated.at(static_cast<std::size_t>(r))}, tol);
+          {r, candidate_out, rank_dir(r) / t.file, refs.file(t.trial, r), mutated.at(static_cast<std::size_t>(r))}, rules);
       add_errors(rep, c);
       tr.correct = tr.correct && c.ok;
       tr.ranks.push_back(c);
@@ -86,7 +85,7 @@ void judge_run(eval_report& rep, const conduct_outcome& run, const reference_out
       for (int r = 0; r < world; ++r) {
         rank_check c = judge_call({r, candidate_out, rank_dir(r) / chk.file, refs.live_out / rank_dir(r) / chk.file,
                                    chk.mutated.at(static_cast<std::size_t>(r))},
-                                  tol);
+                                  rules);
         add_errors(rep, c);
         if (!c.ok && tr.ranks.at(static_cast<std::size_t>(r)).ok) {
           c.message = "a timed call (checked in secret): " + c.message;

@@ -26,7 +26,7 @@ struct recorded_call {
 };
 
 /// Compares one recorded call; a missing, malformed or refused candidate file fails the rank.
-rank_check judge_call(const recorded_call& call, tolerance tol);
+rank_check judge_call(const recorded_call& call, const judge_rules& rules);
 
 /// Folds a rank's check into the report's pooled errors.
 void add_errors(eval_report& r, const rank_check& c);
@@ -41,6 +41,6 @@ struct reference_outputs {
 /// Judges every trial and checked call of `run` into `rep`: the verdict (correct or mismatch, with
 /// the first failure's message), per-rank errors, and (with `perf`) the timings.
 void judge_run(eval_report& rep, const conduct_outcome& run, const reference_outputs& refs,
-               const std::filesystem::path& candidate_out, int world, tolerance tol, bool perf);
+               const std::filesystem::path& candidate_out, int world, const judge_rules& rules, bool perf);
 
 }  // namespace pk::bench

@@ -1,11 +1,11 @@
 #include "bench/eval/roofline.h"
 
 #include <algorithm>
-#include <deque>
+#include <stdexcept>
 
 #include <fmt/format.h>
-#include <muParser.h>
 
+#include "bench/eval/formula.h"
 #include "config/toml_reader.h"
 
 namespace pk::bench {
@@ -18,30 +18,23 @@ std::string roofline_bound::limiter() const {
 }
 
 roofline_bound roofline(const problem& p, int world, const hardware_spec& hw) {
-  // muParser keeps pointers to the variables: a deque never moves its elements.
-  std::deque<double> values;
-  mu::Parser parser;
-  auto define = [&](const std::string& name, double v) {
-    values.push_back(v);
-    parser.DefineVar(name, &values.back());
-  };
-  for (const auto& [name, v] : p.shape) define(name, static_cast<double>(v));
-  define("W", world);
-  define("E", dtype_size(p.dtype));
+  formula_vars vars;
+  for (const auto& [name, v] : p.shape) vars.emplace_back(name, static_cast<double>(v));
+  vars.emplace_back("W", world);
+  vars.emplace_back("E", dtype_size(p.dtype));
 
   auto eval = [&](const std::string& key, const std::string& formula) {
+    double v = 0;
     try {
-      parser.SetExpr(formula);
-      double v = parser.Eval();
-      if (!(v >= 0)) throw config::config_error(fmt::format("evaluates to {} (must be >= 0)", v));
-      return v;
-    } catch (const mu::Parser::exception_type& e) {
+      v = evaluate_formula(formula, vars);
+    } catch (const std::invalid_argument& e) {
       throw config::config_error(fmt::format("{}: roofline.{}: cannot evaluate '{}': {}",
-                                             (p.dir / "problem.toml").string(), key, formula, e.GetMsg()));
-    } catch (const config::config_error& e) {
-      throw config::config_error(fmt::format("{}: roofline.{}: '{}' {}", (p.dir / "problem.toml").string(),
-                                             key, formula, e.what()));
+                                             (p.dir / "problem.toml").string(), key, formula, e.what()));
     }
+    if (!(v >= 0))
+      throw config::config_error(fmt::format("{}: roofline.{}: '{}' evaluates to {} at W={} (must be >= 0)",
+                                             (p.dir / "problem.toml").string(), key, formula, v, world));
+    return v;
   };
   roofline_bound b;
   b.link_bytes = eval("link_bytes", p.roofline.link_bytes);

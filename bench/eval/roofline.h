@@ -1,6 +1,7 @@
 // A problem's lower-bound time on a machine: the least bytes over the interconnect, the least
 // device-memory bytes and the FLOPs per rank (problem.toml's [roofline] formulas of the shape, the
-// world size W and the element size E), each over the machine's ceiling; the largest wins.
+// world size W and the element size E; + - * / min max log2, bench/eval/formula.h), each over the
+// machine's ceiling; the largest wins.
 #pragma once
 
 #include <string>

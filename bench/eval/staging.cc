@@ -37,7 +37,7 @@ void stage_problem(const fs::path& ws, const problem& p, bool reference) {
     fs::copy_file(p.inputs, ws / "problem" / "inputs.py");
   }
   fs::create_directories(ws / "worker");
-  for (const char* f : {"rank_worker.py", "tensor_file.py", "timing.py"})
+  for (const char* f : {"rank_worker.py", "tensor_file.py", "timing.py", "problem_api.py", "counter_fill.py"})
     fs::copy_file(config::data_path("bench/worker") / f, ws / "worker" / f);
   fs::create_directories(ws / staged_out);
 }

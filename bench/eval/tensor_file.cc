@@ -119,6 +119,32 @@ std::pair<double, double> element_complex(const tensor_view& t, std::uint64_t i)
   return {element(t, i), 0.0};
 }
 
+std::int64_t ordered_code(const tensor_view& t, std::uint64_t i) {
+  const int es = element_size(t.dtype);
+  if (dtype_kind(t.dtype) != 'f') {
+    if (dtype_kind(t.dtype) != 'i') throw tensor_file_error(fmt::format("no ordered codes for a {} tensor", t.dtype));
+    return static_cast<std::int64_t>(element(t, i));
+  }
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, t.bytes.data() + i * static_cast<std::uint64_t>(es), static_cast<std::size_t>(es));
+  const std::uint64_t sign = 1ull << (8 * es - 1);
+  const auto magnitude = static_cast<std::int64_t>(bits & (sign - 1));
+  return (bits & sign) ? -magnitude : magnitude;
+}
+
+tensor_digest digest_of(const nlohmann::json& node) {
+  try {
+    const nlohmann::json& d = node.at("digest");
+    tensor_digest out{d.at("dtype").get<std::string>(), d.at("shape").get<std::vector<std::int64_t>>(),
+                      d.at("hash").get<std::string>()};
+    if (element_size(out.dtype) == 0 || out.hash.empty())
+      throw tensor_file_error(fmt::format("a digest record has dtype '{}' and hash '{}'", out.dtype, out.hash));
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    throw tensor_file_error(fmt::format("a malformed digest record: {}", e.what()));
+  }
+}
+
 tensor_file tensor_file::read(const std::filesystem::path& path) {
   std::string bytes;
   try {

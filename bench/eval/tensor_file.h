@@ -2,6 +2,11 @@
 // the nesting of the recorded values (tuples, lists, dicts, plain values) as JSON in the header's
 // __metadata__.tree. Candidate processes write these files, so every offset and size is checked
 // before use; nothing is unpickled.
+//
+// Tree nodes: {"tensor": NAME} (bytes in the file), {"digest": {"dtype", "shape", "hash"}} (a large
+// input recorded by its digest only), {"sparse_coo": {"size", "indices", "values"}}, {"tuple": [...]},
+// {"list": [...]}, {"dict": [[key, value] ...]}, {"size": [...]}, {"group": [ranks]}, {"value": V},
+// {"float": "nan"}, {"repr": TEXT}.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +43,9 @@ class tensor_file {
   tensor_file(tensor_file&&) noexcept = default;
   tensor_file& operator=(tensor_file&&) noexcept = default;
 
-  /// The recorded tree named `name` ("output", "inputs"); throws when absent.
+  /// The recorded tree named `name` ("output", "inputs", "in_place", "judge"); throws when absent.
   const nlohmann::json& tree(const std::string& name) const;
+  bool has_tree(const std::string& name) const { return trees_.contains(name); }
   /// The tensor a {"tensor": NAME} leaf refers to; throws when absent.
   const tensor_view& tensor(const std::string& name) const;
   const std::filesystem::path& path() const { return path_; }
@@ -62,5 +68,19 @@ char dtype_kind(std::string_view code);
 double element(const tensor_view& t, std::uint64_t i);
 /// Element i of a complex tensor as (real, imaginary).
 std::pair<double, double> element_complex(const tensor_view& t, std::uint64_t i);
+/// Element i's bits as an integer that orders like the value: for floating dtypes adjacent
+/// representable values differ by 1 (+0 and -0 are both 0), so a difference counts ulps; for
+/// integer dtypes the value itself.
+std::int64_t ordered_code(const tensor_view& t, std::uint64_t i);
+
+/// A large input recorded by its digest instead of its bytes (bench/worker/problem_api.py).
+struct tensor_digest {
+  std::string dtype;                ///< safetensors code
+  std::vector<std::int64_t> shape;
+  std::string hash;
+  bool operator==(const tensor_digest&) const = default;
+};
+/// The digest a {"digest": ...} node holds; throws tensor_file_error when it is malformed.
+tensor_digest digest_of(const nlohmann::json& node);
 
 }  // namespace pk::bench

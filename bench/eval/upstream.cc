@@ -31,7 +31,7 @@ std::vector<problem> load_pkb_suite(const fs::path& root) {
     problem p;
     p.id = std::stoi(m[1].str());
     p.stem = m[2].str();
-    p.category = "pkb";
+    p.category = "upstream";
     p.title = "ParallelKernelBench reference/" + file;
     p.dtype = "bfloat16";
     p.atol = p.rtol = 1e-2;

@@ -11,8 +11,8 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::string_view, 7> category_names = {
-    "primitive", "gemm_comm", "fused", "moe", "sequence_parallel", "optimizer", "domain"};
+constexpr std::array<std::string_view, 8> category_names = {
+    "primitive", "gemm_comm", "fused", "moe", "sequence_parallel", "optimizer", "domain", "upstream"};
 
 // Field access that names the field in every failure, so a reader's skip message says what to fix.
 class fields {
@@ -152,7 +152,7 @@ episode_result result_from_json(const json& object) {
   auto cat = parse_category(cat_text);
   if (!cat)
     p.fail("category", fmt::format("\"{}\" is not one of primitive, gemm_comm, fused, moe, sequence_parallel, "
-                                   "optimizer, domain",
+                                   "optimizer, domain, upstream",
                                    cat_text));
   r.problem_category = *cat;
   r.world_size = static_cast<int>(p.integer("world_size", 1));

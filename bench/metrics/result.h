@@ -19,11 +19,12 @@ inline constexpr int results_format_version = 1;
 
 enum class run_mode { agent, zeroshot };
 
-/// Problem categories, in report order (problem.toml's `category`).
-enum class category { primitive, gemm_comm, fused, moe, sequence_parallel, optimizer, domain };
+/// Problem categories, in report order (problem.toml's `category`). `upstream`: a problem of a
+/// ParallelKernelBench checkout (upstream mode), which declares none of its own.
+enum class category { primitive, gemm_comm, fused, moe, sequence_parallel, optimizer, domain, upstream };
 inline constexpr std::array all_categories = {category::primitive, category::gemm_comm, category::fused,
                                               category::moe,       category::sequence_parallel,
-                                              category::optimizer, category::domain};
+                                              category::optimizer, category::domain,  category::upstream};
 
 std::string_view to_string(run_mode mode);
 std::string_view to_string(category cat);

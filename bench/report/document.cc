@@ -188,6 +188,7 @@ std::string category_title(metrics::category cat) {
     case metrics::category::sequence_parallel: return "Sequence parallel";
     case metrics::category::optimizer: return "Optimizer / sharded training";
     case metrics::category::domain: return "Domain applications";
+    case metrics::category::upstream: return "ParallelKernelBench checkout (upstream mode)";
   }
   return std::string(metrics::to_string(cat));
 }

@@ -21,15 +21,16 @@ the verdict. Nothing a rank reports is trusted beyond being its claim.
 """
 
 import importlib.util
-import inspect
 import json
 import os
 import socket
 import sys
 import time
 import traceback
+import types
 
 # Bound before any candidate code runs.
+import problem_api
 import tensor_file
 import timing
 import torch
@@ -88,24 +89,44 @@ def load_module(name, path, kind):
                           f"{type(e).__name__}: {e}\n{traceback.format_exc()}") from e
 
 
-def upstream_make_inputs(root, problem_id):
+class _GroupsOnce:
+    """torch.distributed as PKB's generator sees it, except that new_group returns the group it made
+    before for the same ranks: the generator builds its meshes on every call, and every call builds
+    inputs."""
+
+    def __init__(self):
+        self._made = {}
+
+    def __getattr__(self, name):
+        return getattr(dist, name)
+
+    def new_group(self, ranks=None, **kwargs):
+        key = (tuple(ranks) if ranks is not None else None, tuple(sorted(kwargs.items())))
+        if key not in self._made:
+            self._made[key] = dist.new_group(ranks=ranks, **kwargs)
+        return self._made[key]
+
+
+def upstream_inputs_module(root, problem_id):
     """Upstream mode: ParallelKernelBench's own generator, utils/input_output_tensors.py of the
     checkout staged at `root`, behind our make_inputs interface. The root goes on sys.path (as PKB's
     worker puts its project root there), so PKB solutions that import utils.* run unchanged. PKB's
-    generator seeds the global RNG from (problem id, rank, trial) itself: the seed is unused."""
+    generator seeds the global RNG from (problem id, rank, trial) itself: the seeds are unused."""
     sys.path.insert(0, os.path.abspath(root))
     try:
-        create = importlib.import_module("utils.input_output_tensors").create_input_tensor
+        generator = importlib.import_module("utils.input_output_tensors")
+        create = generator.create_input_tensor
     except BaseException as e:  # noqa: BLE001 - anything the module does at import time
         raise WorkerError("generator_error", "importing ParallelKernelBench's input generator "
                           f"utils/input_output_tensors.py (create_input_tensor) failed: {type(e).__name__}: {e}\n"
                           f"{traceback.format_exc()}") from e
+    if getattr(generator, "dist", None) is dist:
+        generator.dist = _GroupsOnce()
 
-    def make_inputs(rank, world, trial, seed, device, dtype, M, N):
-        del seed
-        return create(rank, world, problem_id, (M, N), dtype, trial=trial, device=device)
+    def make_inputs(ctx, M, N):
+        return create(ctx.rank, ctx.world, problem_id, (M, N), ctx.dtype, trial=ctx.trial, device=ctx.device)
 
-    return make_inputs
+    return types.SimpleNamespace(make_inputs=make_inputs)
 
 
 def candidate_traceback(e):
@@ -164,33 +185,6 @@ def plain_output_problem(x, device, path="output"):
     return f"{path} is a {type(x).__name__}; return tensors and plain values only"
 
 
-def _bits(t):
-    t = t.detach().to("cpu").contiguous().reshape(-1)
-    if t.is_complex():
-        t = torch.view_as_real(t).reshape(-1)
-    return t.view(torch.uint8)
-
-
-def mutated_leaves(before, after):
-    """Per tensor leaf of the inputs, in tensor_file's order: did the call change it (bitwise)?"""
-    flags = []
-
-    def walk(b, a):
-        if isinstance(b, _Tensor):
-            same = (isinstance(a, _Tensor) and a.shape == b.shape and a.dtype == b.dtype
-                    and torch.equal(_bits(a), _bits(b)))
-            flags.append(not same)
-        elif isinstance(b, dict):
-            for k, v in b.items():
-                walk(v, a.get(k) if isinstance(a, dict) else None)
-        elif isinstance(b, (tuple, list)) and not isinstance(b, torch.Size):
-            for i, v in enumerate(b):
-                walk(v, a[i] if isinstance(a, (tuple, list)) and i < len(a) else None)
-
-    walk(before, after)
-    return flags
-
-
 def init_distributed(device, rank, world):
     if device == "cuda":
         local = int(os.environ.get("LOCAL_RANK", rank))
@@ -228,11 +222,11 @@ class Rank:
         """Imports (before the process group exists, as PKB does), joins the process group."""
         plan, problem = self.plan, self.plan["problem"]
         self.phase("import")
+        self.problem = problem_api.Problem(problem)
         if problem.get("upstream_root"):
-            self.make_inputs = upstream_make_inputs(problem["upstream_root"], int(problem["id"]))
+            inputs_module = upstream_inputs_module(problem["upstream_root"], self.problem.id)
         else:
-            self.make_inputs = getattr(load_module("pk_inputs", problem["inputs"], "generator_error"), "make_inputs")
-        self.takes_shared_seed = "shared_seed" in inspect.signature(self.make_inputs).parameters
+            inputs_module = load_module("pk_inputs", problem["inputs"], "generator_error")
         self.threads_before = timing.active_threads()
         if self.side == "reference":
             self.fn = solution_of(load_module("pk_reference", problem["reference"], "harness_error"),
@@ -243,20 +237,36 @@ class Rank:
         self.phase("init")
         self.device = init_distributed(plan["device"], self.rank, self.world)
         self.cuda = self.device.type == "cuda"
-        self.dtype = getattr(torch, problem["dtype"])
-        self.shape = problem.get("shape", {})
+        # The problem's declared process groups, built once, now that the process group exists.
+        self.problem_inputs = self.harness("building the declared process groups", lambda: problem_api.Inputs(
+            self.problem, inputs_module, self.rank, self.world, self.device))
         self.clock = timing.clock_for(str(self.device))
         self.phase("ready")
 
-    def inputs(self, trial, seed, shared_seed):
-        kwargs = dict(self.shape)
-        if self.takes_shared_seed:
-            kwargs["shared_seed"] = shared_seed
+    @staticmethod
+    def harness(what, work):
+        """Runs the evaluator's own step `work`; any failure is a harness_error naming `what`."""
         try:
-            return tuple(self.make_inputs(self.rank, self.world, trial, seed, self.device, self.dtype, **kwargs))
+            return work()
         except BaseException as e:  # noqa: BLE001
-            raise WorkerError("harness_error", f"make_inputs failed: {type(e).__name__}: {e}\n"
+            raise WorkerError("harness_error", f"{what} failed: {type(e).__name__}: {e}\n"
                               f"{traceback.format_exc()}") from e
+
+    @staticmethod
+    def seeds(seed, shared_seed):
+        return {"rank": int(seed), "shared": int(shared_seed)}
+
+    def inputs(self, trial, seed, shared_seed):
+        return self.harness("make_inputs", lambda: self.problem_inputs.build(trial, self.seeds(seed, shared_seed)))
+
+    def snapshot(self, args):
+        """The inputs as they are before the reference's call (bench/worker/problem_api.py)."""
+        return self.harness("recording the inputs", lambda: problem_api.snapshot(self.problem, args))
+
+    def reference_record(self, trial, seeds, args, out, before):
+        """The trees a reference call records, and which inputs it changed."""
+        return self.harness("recording the reference's call", lambda: problem_api.reference_record(
+            self.problem, self.problem_inputs, trial, seeds, args, out, before))
 
     def call(self, args, what):
         try:
@@ -283,17 +293,20 @@ class Rank:
         trial = int(c["trial"])
         what = f"trial {trial}"
         self.phase(what)
-        args = self.inputs(trial, int(c["seed"]), int(c["shared_seed"]))
-        before = tensors_of(args) if self.side == "reference" else None
+        seeds = self.seeds(c["seed"], c["shared_seed"])
+        args = self.inputs(trial, seeds["rank"], seeds["shared"])
+        before = self.snapshot(args) if self.side == "reference" else None
         out = self.call(args, what)
         if self.cuda:
             _synchronize()
         _barrier()
         self.check_plain(out, what)
-        self.write(c["file"], {"output": out, "inputs": before if before is not None else args}, what)
         reply = {"ok": True, "threads": timing.active_threads()}
         if before is not None:
-            reply["mutated"] = mutated_leaves(before, args)
+            trees, reply["mutated"] = self.reference_record(trial, seeds, args, out, before)
+        else:
+            trees = problem_api.candidate_record(self.problem, args, out)
+        self.write(c["file"], trees, what)
         return reply
 
     def cmd_prepare(self, c):
@@ -366,11 +379,12 @@ class Rank:
         reply = {"ok": True}
         if self.side == "reference":
             # The inputs before the call, rebuilt from the call's seed (the generator is deterministic).
-            before = self.inputs(self.block_trial, self.block_seeds[j], self.block_shared)
-            self.write(c["file"], {"output": out, "inputs": before}, what)
-            reply["mutated"] = mutated_leaves(before, self.block_inputs[j])
+            seeds = self.seeds(self.block_seeds[j], self.block_shared)
+            before = self.snapshot(self.inputs(self.block_trial, seeds["rank"], seeds["shared"]))
+            trees, reply["mutated"] = self.reference_record(self.block_trial, seeds, self.block_inputs[j], out, before)
         else:
-            self.write(c["file"], {"output": out, "inputs": self.block_inputs[j]}, what)
+            trees = problem_api.candidate_record(self.problem, self.block_inputs[j], out)
+        self.write(c["file"], trees, what)
         return reply
 
     def cmd_shutdown(self, c):

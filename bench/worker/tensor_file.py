@@ -2,9 +2,13 @@
 
 The layout is safetensors' (8-byte little-endian header length, a JSON header naming each tensor's
 dtype, shape and byte range, then the raw bytes), so the files open with the safetensors library.
-The nesting goes into the header's __metadata__ as JSON. The judge reads these files in C++: the
-comparison never unpickles anything a candidate wrote. Hand-written because the safetensors package
-is not on the GPU host and writing the layout takes a few lines.
+The nesting goes into the header's __metadata__ as JSON (the node kinds: bench/eval/tensor_file.h).
+The judge reads these files in C++: the comparison never unpickles anything a candidate wrote.
+Hand-written because the safetensors package is not on the GPU host and writing the layout takes a
+few lines.
+
+A value the judge cannot compare (a module, a function, a sparse layout other than COO, a tensor of an
+unsupported dtype ...) is refused with Unrecordable, which names where in the tree it is.
 """
 
 import json
@@ -12,6 +16,7 @@ import math
 import struct
 
 import torch
+import torch.distributed as dist
 
 _DTYPE_NAMES = {
     torch.bool: "BOOL",
@@ -33,11 +38,42 @@ for _name, _code in (("float8_e4m3fn", "F8_E4M3"), ("float8_e5m2", "F8_E5M2"), (
         _DTYPE_NAMES[getattr(torch, _name)] = _code
 
 
+class Unrecordable(TypeError):
+    """A value the judge could not compare; the message names its place ("output[1]", "input[2]")."""
+
+
+class Digest:
+    """A tensor recorded by its digest (large inputs): dtype, shape and a hash of its bytes."""
+
+    def __init__(self, tensor, hash_text):
+        self.dtype = dtype_code(tensor.dtype, "a digested tensor")
+        self.shape = list(tensor.shape)
+        self.hash = hash_text
+
+    def __eq__(self, other):
+        return isinstance(other, Digest) and (self.dtype, self.shape, self.hash) == (other.dtype, other.shape,
+                                                                                       other.hash)
+
+
+def dtype_code(dtype, where):
+    if dtype not in _DTYPE_NAMES:
+        raise Unrecordable(f"{where}: a tensor of dtype {dtype}, which the judge cannot compare")
+    return _DTYPE_NAMES[dtype]
+
+
+def group_ranks(group):
+    """The global ranks of a process group (WORLD included), or None when `group` is not one. A group
+    is recorded by its ranks: its repr carries an address."""
+    ranks = getattr(group, "ranks", None)  # stand-in groups of the no-dist tests
+    if isinstance(ranks, (list, tuple)):
+        return list(ranks)
+    if isinstance(group, dist.ProcessGroup) and dist.is_initialized():
+        return dist.get_process_group_ranks(group)
+    return None
+
+
 def _tensor_bytes(t):
-    t = t.detach()
-    if t.layout != torch.strided:
-        t = t.to_dense()
-    t = t.to("cpu").contiguous().reshape(-1)
+    t = t.detach().to("cpu").contiguous().reshape(-1)
     if t.is_complex():
         t = torch.view_as_real(t).reshape(-1)
     return t.view(torch.uint8).numpy().tobytes()
@@ -50,32 +86,54 @@ def _plain(x):
     return {"value": x}
 
 
-def _encode(x, tensors):
+def _encode(x, tensors, where):
     if isinstance(x, torch.Tensor):
-        if x.dtype not in _DTYPE_NAMES:
-            return {"repr": f"tensor of unsupported dtype {x.dtype}"}
+        if x.layout == torch.sparse_coo:
+            x = x.coalesce()
+            return {"sparse_coo": {"size": list(x.shape),
+                                   "indices": _encode(x.indices(), tensors, where + ".indices"),
+                                   "values": _encode(x.values(), tensors, where + ".values")}}
+        if x.layout != torch.strided:
+            raise Unrecordable(f"{where}: a tensor of layout {x.layout}, which the judge cannot compare: pass "
+                               "its parts (indices and values) as dense tensors")
+        dtype_code(x.dtype, where)
         name = f"t{len(tensors)}"
         tensors.append((name, x))
         return {"tensor": name}
+    if isinstance(x, Digest):
+        return {"digest": {"dtype": x.dtype, "shape": x.shape, "hash": x.hash}}
     if isinstance(x, torch.Size):
         return {"size": list(x)}
     if isinstance(x, tuple):
-        return {"tuple": [_encode(v, tensors) for v in x]}
+        return {"tuple": [_encode(v, tensors, f"{where}[{i}]") for i, v in enumerate(x)]}
     if isinstance(x, list):
-        return {"list": [_encode(v, tensors) for v in x]}
+        return {"list": [_encode(v, tensors, f"{where}[{i}]") for i, v in enumerate(x)]}
     if isinstance(x, dict):
-        return {"dict": [[_encode(k, tensors), _encode(v, tensors)] for k, v in x.items()]}
+        return {"dict": [[_encode(k, tensors, f"{where}<key>"), _encode(v, tensors, f"{where}[{k!r}]")]
+                         for k, v in x.items()]}
     if x is None or isinstance(x, (bool, int, float, str)):
         return _plain(x)
-    if isinstance(x, torch.dtype):
+    if isinstance(x, (torch.dtype, torch.device)):
         return {"repr": str(x)}
-    return {"repr": f"{type(x).__name__}: {x!r}"[:2000]}
+    ranks = group_ranks(x)
+    if ranks is not None:
+        return {"group": ranks}
+    raise Unrecordable(f"{where}: a {type(x).__module__}.{type(x).__qualname__}, which the judge cannot record or "
+                       "compare: pass tensors and plain values (a module's weight and bias tensors, a sparse "
+                       "tensor's indices and values)")
+
+
+def check(obj, where):
+    """Raises Unrecordable, naming the place, when `obj` holds a value the judge cannot compare."""
+    _encode(obj, [], where)
 
 
 def write(path, trees):
-    """Writes `trees` (a dict of name -> object, e.g. {"output": out, "inputs": args}) to `path`."""
+    """Writes `trees` (a dict of name -> object, e.g. {"output": out, "inputs": args}) to `path`.
+    Raises Unrecordable, naming the place, for a value the judge cannot compare."""
     tensors = []
-    meta = {name: _encode(obj, tensors) for name, obj in trees.items()}
+    root_names = {"inputs": "input", "in_place": "input"}
+    meta = {name: _encode(obj, tensors, root_names.get(name, name)) for name, obj in trees.items()}
     header = {"__metadata__": {"tree": json.dumps(meta)}}
     blobs = []
     offset = 0

@@ -57,7 +57,7 @@ TEST(result, refusals_name_the_field_and_the_fix) {
   EXPECT_EQ(with([](json& j) { j["mode"] = "zero-shot"; }), "mode: \"zero-shot\" is not agent or zeroshot");
   EXPECT_EQ(with([](json& j) { j["problem"]["category"] = "gemm"; }),
             "problem.category: \"gemm\" is not one of primitive, gemm_comm, fused, moe, sequence_parallel, optimizer, "
-            "domain");
+            "domain, upstream");
   EXPECT_EQ(with([](json& j) { j["problem"]["id"] = 0; }), "problem.id: must be >= 1, got 0");
   EXPECT_EQ(with([](json& j) { j["problem"] = 3; }), "problem: must be a JSON object, not number");
   EXPECT_EQ(with([](json& j) { j["speedup"] = -1.0; }), "speedup: must be > 0, got -1");

@@ -73,7 +73,7 @@ TEST_F(results_file_test, bad_lines_are_skipped_with_file_line_and_reason_and_th
   EXPECT_EQ(describe(read.skipped[0]), file.string() + ":2: not valid JSON");
   EXPECT_EQ(describe(read.skipped[1]),
             file.string() + ":4: problem.category: \"gemm\" is not one of primitive, gemm_comm, fused, moe, "
-                            "sequence_parallel, optimizer, domain");
+                            "sequence_parallel, optimizer, domain, upstream");
   EXPECT_EQ(describe(read.skipped[2]),
             file.string() + ":6: duplicate of line 1 (run run-1, problem 1, sample 0); the first is kept");
   EXPECT_EQ(describe(read.skipped[3]),

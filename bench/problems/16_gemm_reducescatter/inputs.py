@@ -1,25 +1,11 @@
-"""Inputs for 16_gemm_reducescatter: per rank A (M, K) and B (K, N) with standard-normal values, different on
-every rank and every trial. M must be divisible by the world size."""
-
-import hashlib
-
-import torch
-
-PROBLEM_ID = 16
+"""Inputs for 16_gemm_reducescatter: per rank A (M, K/W) and B (K/W, N) with standard-normal values, different on
+every rank, trial and seed (K is the inner dimension over all ranks, as in PKB). M and K must be divisible by the
+world size."""
 
 
-def _generator(seed, rank, trial, device):
-    # One stream per (seed, problem, rank, trial), hashed so that no two of them coincide (a sum such as
-    # seed + rank would give seed + 1 on rank 0 the values of rank 1); drawn on the inputs' own device,
-    # because every timed call gets fresh inputs and a CPU draw moved to the GPU costs milliseconds.
-    key = hashlib.sha256(f"{seed}/{PROBLEM_ID}/{rank}/{trial}".encode()).digest()
-    return torch.Generator(device=device).manual_seed(int.from_bytes(key[:8], "little") >> 1)
-
-
-def make_inputs(rank, world, trial, seed, device, dtype, M, N, K):
-    if M % world != 0:
-        raise ValueError(f"16_gemm_reducescatter: M={M} is not divisible by the world size {world}")
-    g = _generator(seed, rank, trial, device)
-    A = torch.randn((M, K), generator=g, device=device)
-    B = torch.randn((K, N), generator=g, device=device)
-    return (A.to(device=device, dtype=dtype), B.to(device=device, dtype=dtype))
+def make_inputs(ctx, M, N, K):
+    for name, size in (("M", M), ("K", K)):
+        if size % ctx.world != 0:
+            raise ValueError(f"16_gemm_reducescatter: {name}={size} is not divisible by the world size {ctx.world}")
+    k = K // ctx.world
+    return (ctx.randn((M, k), "A"), ctx.randn((k, N), "B"))

@@ -1,5 +1,6 @@
-"""GEMM + reduce-scatter: rank r holds A_r (M, K) and B_r (K, N); the full product is sum_r A_r @ B_r, and
-rank r returns its row block r of it (rows r*M/W .. (r+1)*M/W - 1), shape (M/W, N)."""
+"""GEMM + reduce-scatter: rank r holds A_r (M, K_local) and B_r (K_local, N), its slice of an inner dimension
+split over the ranks; the full product is sum_r A_r @ B_r, and rank r returns its row block r of it (rows
+r*M/W .. (r+1)*M/W - 1), shape (M/W, N)."""
 
 import torch
 import torch.distributed as dist

@@ -1,10 +1,7 @@
-"""Inputs for 1_allreduce: one (M, N) tensor per rank, every element equal to rank + 1.
-
-The values do not depend on the trial or the seed, so the expected sum is W * (W + 1) / 2 everywhere.
-"""
-
-import torch
+"""Inputs for 1_allreduce: one (M, N) tensor per rank of random integers in [-8, 8] (different on every rank,
+trial and seed). Small integers keep every bf16 sum exact whatever the order of the additions, so the tolerance
+judges the data flow, not the summation order."""
 
 
-def make_inputs(rank, world, trial, seed, device, dtype, M, N):
-    return (torch.full((M, N), rank + 1, dtype=dtype, device=device),)
+def make_inputs(ctx, M, N):
+    return (ctx.randint((M, N), "tensor", -8, 9, dtype=ctx.dtype),)

@@ -1,26 +1,16 @@
-"""Inputs for 27_moe_all2all_primitive: per rank a standard-normal (M, N) tensor (different on every rank and
-trial), equal splits of M/W rows to and from every rank, and group None (the default group). M must be
-divisible by the world size."""
+"""Inputs for 27_moe_all2all_primitive: per rank a standard-normal (M, N) tensor (different on every rank, trial
+and seed), the split sizes, and group None (the default group).
 
-import hashlib
-
-import torch
-
-PROBLEM_ID = 27
+As in PKB, rank r sends M // W rows to every rank and the remainder M % W to the last one as well. Rank r
+therefore receives M // W rows from every rank, plus the remainder when r is the last rank; PKB passes its own
+input splits as the output splits, which is only right when W divides M.
+"""
 
 
-def _generator(seed, rank, trial, device):
-    # One stream per (seed, problem, rank, trial), hashed so that no two of them coincide (a sum such as
-    # seed + rank would give seed + 1 on rank 0 the values of rank 1); drawn on the inputs' own device,
-    # because every timed call gets fresh inputs and a CPU draw moved to the GPU costs milliseconds.
-    key = hashlib.sha256(f"{seed}/{PROBLEM_ID}/{rank}/{trial}".encode()).digest()
-    return torch.Generator(device=device).manual_seed(int.from_bytes(key[:8], "little") >> 1)
-
-
-def make_inputs(rank, world, trial, seed, device, dtype, M, N):
-    if M % world != 0:
-        raise ValueError(f"27_moe_all2all_primitive: M={M} is not divisible by the world size {world}")
-    g = _generator(seed, rank, trial, device)
-    tokens = torch.randn((M, N), generator=g, device=device).to(device=device, dtype=dtype)
-    splits = [M // world] * world
-    return (tokens, list(splits), list(splits), None)
+def make_inputs(ctx, M, N):
+    W = ctx.world
+    chunk, rest = divmod(M, W)
+    send = [chunk] * W
+    send[-1] += rest
+    receive = [chunk + (rest if ctx.rank == W - 1 else 0)] * W
+    return (ctx.randn((M, N), "tokens"), send, receive, None)

@@ -1,10 +1,8 @@
-"""Inputs for 3_broadcast: one (M, N) tensor per rank, every element equal to rank + 1 (trial-independent).
+"""Inputs for 3_broadcast: one standard-normal (M, N) tensor per rank (different on every rank, trial and seed).
 
-src is left at its default (0), so every rank must return a tensor of ones.
+src is left at its default (0), so every rank must return rank 0's tensor.
 """
 
-import torch
 
-
-def make_inputs(rank, world, trial, seed, device, dtype, M, N):
-    return (torch.full((M, N), rank + 1, dtype=dtype, device=device),)
+def make_inputs(ctx, M, N):
+    return (ctx.randn((M, N), "tensor"),)

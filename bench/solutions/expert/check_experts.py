@@ -27,6 +27,9 @@ import torch.multiprocessing as mp
 HERE = Path(__file__).resolve().parent
 PROBLEMS = HERE.parents[1] / "problems"
 sys.path.insert(0, str(HERE.parents[2] / "kernels_runtime" / "python"))  # kr_torch, as `pkagent eval` offers it
+sys.path.insert(0, str(HERE.parents[1] / "worker"))  # problem_api: what make_inputs receives
+
+import problem_api  # noqa: E402 - after the path is set
 
 
 def load(path: Path, name: str):
@@ -97,10 +100,15 @@ def worker(rank: int, world: int, port: int, ids: list[int], seeds: list[int], o
         ref = load(pdir / "reference.py", f"reference_{pid}")
         inputs = load(pdir / "inputs.py", f"inputs_{pid}")
         sol = load(HERE / f"{pdir.name}.py", f"expert_{pid}")
-        dtype = getattr(torch, meta["dtype"])
+        problem = problem_api.Problem({"id": meta["id"], "name": pdir.name, "dtype": meta["dtype"],
+                                       "shape": meta["shape"]})
+
+        def make(trial, seed):
+            return problem_api.Inputs(problem, inputs, rank, world, f"cuda:{rank}", seed).build(trial)
+
         ok, worst, trials = True, 0.0, 0
         for trial, seed in enumerate(seeds):
-            base = inputs.make_inputs(rank, world, trial, seed, f"cuda:{rank}", dtype, **meta["shape"])
+            base = make(trial, seed)
             for args in (base, randomised(base, seed, rank)):
                 want = ref.solution(*clone_args(args))
                 got = sol.solution(*clone_args(args))
@@ -111,7 +119,7 @@ def worker(rank: int, world: int, port: int, ids: list[int], seeds: list[int], o
                 ok &= flags[0].item() == 0.0
                 worst = max(worst, flags[1].item())
                 trials += 1
-        args = inputs.make_inputs(rank, world, 0, seeds[0], f"cuda:{rank}", dtype, **meta["shape"])
+        args = make(0, seeds[0])
         t_ref = time_calls(ref.solution, args, world_max)
         t_sol = time_calls(sol.solution, args, world_max)
         rows.append({"id": pid, "problem": pdir.name, "correct": ok, "trials": trials, "max_abs_diff": worst,

@@ -1,0 +1,116 @@
+"""Counter-based values and digests, computed on the tensor's own device.
+
+Element i of a stream is a hash of (the stream's 64-bit key, i): no RNG state is read or changed, any
+slice of a tensor can be made without the rest (huge inputs are filled chunk by chunk, on the GPU,
+without host memory), and the integer bits are the same on every device. Floats come from the bits
+through log and cos, which CPU and CUDA may round differently in the last place: the reference
+outputs are cached per device kind anyway.
+
+The same mixing gives a digest of a tensor's bytes, for inputs too large to record in full. It is a
+checksum against accidental and casual change, not a cryptographic hash.
+
+Hand-written because torch's own generators are neither counter-addressable nor identical across
+devices, and a table of 10^10 elements must not pass through the host. Integer arithmetic stays below
+2^63 (32-bit words in int64, multiplications split into 16-bit halves), so nothing relies on overflow.
+"""
+
+import hashlib
+import math
+
+import torch
+
+_MASK32 = 0xFFFFFFFF
+CHUNK = 1 << 24  # elements per step: a few 128 MiB temporaries at most
+
+
+def stream_key(*parts):
+    """A 64-bit key from any printable parts (seed, problem, rank, trial, call, stream name)."""
+    digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def _mul32(x, c):
+    """(x * c) mod 2^32 for int64 tensors x < 2^32 and a constant c < 2^32, without overflow."""
+    lo, hi = c & 0xFFFF, c >> 16
+    return (x * lo + (((x * hi) & 0xFFFF) << 16)) & _MASK32
+
+
+def _mix32(x):
+    """A 32-bit integer hash with full avalanche (xor-shift-multiply; constants from the public
+    hash-prospector search)."""
+    x = x ^ (x >> 16)
+    x = _mul32(x, 0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = _mul32(x, 0x846CA68B)
+    return x ^ (x >> 16)
+
+
+def _bits(key, lane, counters):
+    """32 random bits per counter (an int64 tensor of element indices) for `key` and `lane`."""
+    k0 = (key ^ (0x9E3779B9 * (lane + 1))) & _MASK32
+    k1 = (key >> 32) & _MASK32
+    x = _mix32((counters & _MASK32) ^ k0)
+    return _mix32(x ^ (counters >> 32) ^ k1)
+
+
+def _unit(bits):
+    """Uniform floats in (0, 1) from 32-bit ints: 23 bits, so that the largest, 1 - 2^-24, and 2u - 1 are
+    exact in float32 (with 24 bits it would round to 1, and the inverse normal CDF to infinity)."""
+    return ((bits >> 9).to(torch.float32) + 0.5) * (1.0 / (1 << 23))
+
+
+def _chunks(out):
+    flat = out.view(-1)
+    for start in range(0, flat.numel(), CHUNK):
+        stop = min(start + CHUNK, flat.numel())
+        yield flat[start:stop], torch.arange(start, stop, dtype=torch.int64, device=out.device)
+
+
+def fill_normal(out, key, mean=0.0, std=1.0):
+    """Fills the contiguous tensor `out` with normal values (the inverse CDF of a uniform); returns it."""
+    for piece, counters in _chunks(out):
+        z = torch.erfinv(_unit(_bits(key, 0, counters)) * 2.0 - 1.0) * math.sqrt(2.0)
+        piece.copy_(z * std + mean)
+    return out
+
+
+def fill_uniform(out, key, low=0.0, high=1.0):
+    """Fills `out` with values uniform in [low, high); returns it."""
+    for piece, counters in _chunks(out):
+        piece.copy_(_unit(_bits(key, 0, counters)) * (high - low) + low)
+    return out
+
+
+def fill_integers(out, key, low, high):
+    """Fills `out` with integers uniform in [low, high) (63 random bits, modulo the range); returns it."""
+    span = int(high) - int(low)
+    if span <= 0:
+        raise ValueError(f"integers need low < high, got [{low}, {high})")
+    for piece, counters in _chunks(out):
+        wide = _bits(key, 0, counters)
+        if span > 1 << 24:  # keep the modulo bias negligible for wide ranges: 63 bits
+            wide = ((wide & 0x7FFFFFFF) << 32) | _bits(key, 1, counters)
+        piece.copy_(wide % span + int(low))
+    return out
+
+
+def digest(t, key=0x5EED):
+    """A digest of a tensor's dtype, shape and bytes, computed where the tensor lives: two 32-bit hashes
+    of each 4-byte word keyed by its position, summed, then hashed with the shape and dtype."""
+    t = t.detach()
+    if t.is_complex():
+        t = torch.view_as_real(t)
+    raw = t.contiguous().view(-1).view(torch.uint8)
+    whole = raw.numel() // 4 * 4
+    words = raw[:whole].view(torch.int32).to(torch.int64) & _MASK32
+    tail = raw[whole:].to(torch.int64)
+    sums = [0, 0]
+    for part, offset in ((words, 0), (tail, words.numel())):
+        for start in range(0, part.numel(), CHUNK):
+            w = part[start:start + CHUNK]
+            counters = torch.arange(offset + start, offset + start + w.numel(), dtype=torch.int64, device=w.device)
+            keyed = w ^ _bits(key, 0, counters)
+            sums[0] += int(_mix32(keyed).sum().item())
+            sums[1] += int(_mix32(keyed ^ 0x5BD1E995).sum().item())
+    text = f"{t.dtype}/{tuple(t.shape)}/{raw.numel()}/{sums[0]}/{sums[1]}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -1,0 +1,53 @@
+// `pkagent problems --check` on CPU (gloo, in the sandbox, at each problem's [small_shape]): every problem's
+// reference is `correct` as its own candidate, and every generated wrong candidate (no communication,
+// local-only communication, zeros, unmodified inputs, rank 0's outputs everywhere) gets another verdict. The
+// mesh problems, degenerate at W = 2, are checked at W = 4 as well.
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "eval_runner.h"
+
+namespace pk::bench {
+namespace {
+
+std::filesystem::path cache_dir() { return std::filesystem::path(::testing::TempDir()) / "pk_discrimination_cache"; }
+
+void expect_all_discriminate(const std::string& problems, int world) {
+  const auto r = testing::run_pkagent({"problems", "--check", problems, "--device", "cpu", "--small", "--world",
+                                       std::to_string(world), "--trials", "1", "--json"},
+                                      cache_dir());
+  ASSERT_TRUE(r.report.is_array()) << "stderr:\n" << r.err << "\nstdout:\n" << r.out;
+  std::string table;
+  for (const auto& p : r.report) {
+    table += fmt::format("{} W={} reference {} ({:.0f} s):", p["problem"].get<std::string>(), world,
+                         p["reference"].get<std::string>(), p["wall_seconds"].get<double>());
+    for (const auto& c : p["candidates"])
+      table += fmt::format(" {}={}", c["mode"].get<std::string>(),
+                           c["applicable"].get<bool>() ? c["verdict"].get<std::string>() : "n/a");
+    table += "\n";
+    EXPECT_EQ(p["reference"], "correct") << p.dump(2);
+    for (const auto& c : p["candidates"]) {
+      if (c["applicable"].get<bool>()) {
+        EXPECT_NE(c["verdict"], "correct") << p["problem"] << ": the wrong candidate " << c["mode"] << " passes";
+      }
+    }
+  }
+  EXPECT_EQ(r.exit_code, 0) << table;
+  std::printf("%s", table.c_str());  // the table goes into the ctest log
+}
+
+TEST(discrimination, every_problem_rejects_every_wrong_candidate_at_world_2) { expect_all_discriminate("all", 2); }
+
+TEST(discrimination, mesh_problems_reject_every_wrong_candidate_at_world_4) { expect_all_discriminate("55,62", 4); }
+
+TEST(discrimination, an_unknown_problem_is_refused) {
+  const auto r = testing::run_pkagent({"problems", "--check", "999", "--device", "cpu"}, cache_dir());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown problem '999'"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace pk::bench

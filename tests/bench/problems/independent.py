@@ -1,0 +1,187 @@
+"""Every rank's expected answer, computed from all ranks' inputs in one process, in float64, without any
+collective: the maths of each problem written a second time, plainly. `args[r]` is rank r's argument tuple.
+
+expected(name, args, W, mesh) returns, per rank, the expected output and the expected in-place arguments
+after the call ({position: value}; empty for problems without in-place results).
+"""
+
+import torch
+
+
+def f64(t):
+    return t.to(torch.float64)
+
+
+def total(tensors):
+    return torch.stack([f64(t) for t in tensors]).sum(dim=0)
+
+
+def _collectives(name, args, W):
+    first = [a[0] for a in args]
+    if name == "1_allreduce":
+        return [total(first)] * W
+    if name == "2_allgather":
+        return [torch.stack([f64(t) for t in first])] * W
+    if name == "3_broadcast":
+        return [f64(first[0])] * W  # src defaults to 0
+    if name == "4_reduce":
+        dst = args[0][1]
+        return [total(first) if r == dst else f64(first[r]) for r in range(W)]
+    if name == "5_scatter":
+        return [f64(first[0][r]) for r in range(W)]  # src defaults to 0
+    if name == "6_gather":
+        return [torch.stack([f64(t) for t in first]) if r == 0 else f64(first[r]) for r in range(W)]
+    if name == "7_reducescatter":
+        return list(total(first).chunk(W, dim=0))
+    if name == "8_alltoall":
+        return [torch.stack([f64(first[s][r]) for s in range(W)]) for r in range(W)]
+    return None
+
+
+def _gemm(name, args, W):
+    full = sum(f64(A) @ f64(B) for A, B in args)
+    return [full] * W if name == "13_gemm_allreduce" else list(full.chunk(W, dim=0))
+
+
+def _rms_norm(args, W):
+    x = torch.cat([f64(a[0]) for a in args], dim=1)  # the full (M, W*N) activations
+    w = torch.cat([f64(a[1]) for a in args])
+    eps = args[0][2]
+    y = x / torch.sqrt(x.pow(2).mean(dim=1, keepdim=True) + eps) * w
+    return list(y.chunk(W, dim=1))
+
+
+def _all_to_all(args, W):
+    outs = []
+    for r in range(W):
+        pieces = []
+        for s in range(W):
+            sends = args[s][1]
+            assert args[r][2][s] == sends[r], "output split sizes must mirror the senders' input split sizes"
+            start = sum(sends[:r])
+            pieces.append(f64(args[s][0][start:start + sends[r]]))
+        outs.append(torch.cat(pieces))
+    return outs
+
+
+def _fp8_quantize(args, W):
+    codes, scales = [], []
+    for x, block in args:
+        blocks = f64(x).reshape(x.shape[0], -1, block)
+        s = (blocks.abs().amax(dim=-1) / 448.0).to(torch.float32)
+        safe = torch.where(s == 0, torch.ones_like(s), s)
+        codes.append((blocks / f64(safe).unsqueeze(-1)).to(torch.float32).to(torch.float8_e4m3fn).reshape(x.shape))
+        scales.append(s)
+    return [(torch.cat(codes), torch.cat(scales))] * W
+
+
+def _clip(args, W):
+    grads = [[f64(g) for g in a[0]] for a in args]
+    max_norm, p = args[0][1], args[0][2]
+    norm = sum((g.abs() ** p).sum() for gs in grads for g in gs) ** (1.0 / p)
+    coef = max_norm / norm if norm > max_norm else 1.0
+    return [norm] * W, [{0: [g * coef for g in gs]} for gs in grads]
+
+
+def _ring_attention(args, W, mesh):
+    """The full layer on the whole sequence, then each rank's rows: the TP sum is over all heads' shards."""
+    tp, cp = mesh["tp"], mesh["cp"]
+    rank_of = lambda c, t: c * tp + t  # noqa: E731 - row-major over (cp, tp)
+    x = torch.cat([f64(args[rank_of(c, 0)][0]) for c in range(cp)], dim=1)  # (B, T, hidden)
+    B, T, _ = x.shape
+    heads, causal = args[0][3], args[0][5]
+    out = 0
+    for t in range(tp):
+        w_qkv, w_o = f64(args[rank_of(0, t)][1]), f64(args[rank_of(0, t)][2])
+        h = heads // tp
+        D = w_qkv.shape[0] // 3 // h
+        q, k, v = (x @ w_qkv.T).view(B, T, 3, h, D).unbind(dim=2)
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * D ** -0.5
+        if causal:
+            scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+        context = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, dim=-1), v).reshape(B, T, h * D)
+        out = out + context @ w_o.T
+    S = T // cp
+    return [out[:, (r // tp) * S:(r // tp + 1) * S] for r in range(W)]
+
+
+def _spherical_conv(args, W, mesh):
+    polar, azimuth = mesh["polar"], mesh["azimuth"]
+    rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
+    # The whole sphere: x of rank (p, a) is latitude band p, longitude range a.
+    x = torch.cat([torch.cat([f64(args[rank_of(p, a)][0]) for a in range(azimuth)], dim=3) for p in range(polar)],
+                  dim=2)
+    B, C, nlat, nlon = x.shape
+    lat_band, lon_share, chan_share = nlat // polar, nlon // azimuth, C // azimuth
+    K, nlat_out = args[0][3][0], args[0][3][1]
+    nlon_out = args[0][6]
+    step = nlon // nlon_out
+    # After the first transpose, channel share a of latitude band p is contracted with rank (p, a)'s filter,
+    # and the polar sum adds the bands.
+    y = torch.zeros(B, C, K, nlat_out, nlon_out, dtype=torch.float64)
+    for p in range(polar):
+        for a in range(azimuth):
+            _, idx, val, size = args[rank_of(p, a)][:4]
+            psi = torch.sparse_coo_tensor(idx, f64(val), size=tuple(size)).to_dense()  # (K, nlat_out, band*nlon)
+            channels = slice(a * chan_share, (a + 1) * chan_share)
+            band = x[:, channels, p * lat_band:(p + 1) * lat_band]  # (B, c, band, nlon)
+            for q in range(nlon_out):
+                rolled = torch.roll(band, -q * step, dims=3).reshape(B, chan_share, -1)
+                y[:, channels, :, :, q] += torch.einsum("kls,bcs->bckl", psi, rolled)
+    outs = []
+    for r in range(W):
+        p, a = divmod(r, azimuth)
+        weight, bias = f64(args[r][4]), f64(args[r][10])
+        mine = y[:, :, :, p * lat_band:(p + 1) * lat_band, a * lon_share:(a + 1) * lon_share]
+        outs.append(torch.einsum("bckxy,ock->boxy", mine, weight) + bias.view(1, -1, 1, 1))
+    return outs
+
+
+class Ties:
+    """The ranks each element may take: lo <= rank <= hi (tensors of the output's shape)."""
+
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+
+def tie_intervals(args, W):
+    """For every positive of every rank (in rank order): the 1-based ranks it may take among its candidates
+    sorted by bf16 sigmoid from the largest, ties in either order."""
+    keys = torch.cat([torch.sigmoid(torch.cat([a[0].view(-1, 1), a[1]], dim=1)) for a in args]).to(torch.float64)
+    item = keys[:, :1]
+    before = (keys > item).sum(dim=1)
+    tied = (keys == item).sum(dim=1)
+    return Ties(before + 1, before + tied)
+
+
+def expected(name, args, W, mesh):
+    """Per rank: (expected output, {in-place position: expected value after the call})."""
+    none = [{} for _ in range(W)]
+    outs = _collectives(name, args, W)
+    if outs is not None:
+        return outs, none
+    if name in ("13_gemm_allreduce", "16_gemm_reducescatter"):
+        return _gemm(name, args, W), none
+    if name == "18_tp_rms_norm":
+        return _rms_norm(args, W), none
+    if name == "27_moe_all2all_primitive":
+        return _all_to_all(args, W), none
+    if name == "19_blocked_fp8_quantize":
+        return _fp8_quantize(args, W), none
+    if name == "21_clip_grad_norm_no_ep":
+        return _clip(args, W)
+    if name == "55_ring_attention_tp":
+        return _ring_attention(args, W, mesh), none
+    if name == "62_torchharmonics_spherical_convolution":
+        return _spherical_conv(args, W, mesh), none
+    if name == "69_gnn_negative_scoring":
+        return [tie_intervals(args, W)] * W, none
+    raise AssertionError(f"no independent computation for {name}")
+
+
+def bf16_gemm_bound(name, args, W):
+    """Worst-case error of a bf16 sum of W bf16-rounded partial products: each of the W roundings of a partial
+    and of a partial sum is at most 2^-9 of the magnitudes involved (doubled for slack)."""
+    magnitude = sum((f64(A) @ f64(B)).abs() for A, B in args)
+    bound = W * 2.0 ** -8 * magnitude
+    return [bound] * W if name == "13_gemm_allreduce" else list(bound.chunk(W, dim=0))
