@@ -32,6 +32,10 @@ struct episode_facts {
   std::string transcript;       ///< relative to the run directory
 };
 
+/// The fields of a result that do not depend on the judge: run, problem, sample, spend, end reason,
+/// transcript (the verdict left empty).
+metrics::episode_result episode_record(const bench::problem& p, int world, const episode_facts& f);
+
 metrics::episode_result make_result(const bench::problem& p, const bench::eval_report& r, const episode_facts& f);
 
 }  // namespace pk::run

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -21,6 +21,7 @@
 #include "agent/run/pkb_binding.h"
 #include "agent/run/problem_task.h"
 #include "agent/run/progress.h"
+#include "agent/run/run_ledger.h"
 #include "agent/run/zero_shot.h"
 #include "bench/eval/hardware_spec.h"
 #include "bench/eval/reference_cache.h"
@@ -134,6 +135,10 @@ agent::chosen_model demo_model(const run_context& rc, const bench::problem& p) {
   return m;
 }
 
+// Where this invocation records results and leases: the run's own files, or its part's.
+fs::path results_file(const run_options& o) { return o.part ? o.part->results : o.out / "results.jsonl"; }
+fs::path leases_file(const run_options& o) { return o.part ? o.part->leases : o.out / "leases.jsonl"; }
+
 class run_driver {
  public:
   run_driver(run_context& rc, scheduler::gpu_scheduler& gpus, progress& prog,
@@ -169,7 +174,7 @@ class run_driver {
       f.gpu_seconds = gpus_.usage_of(who).gpu_seconds + gpus_.usage_of(scoring).gpu_seconds;
       const metrics::episode_result res = make_result(p, r, f);
       write_json_atomically(ep / "result.json", metrics::to_json(res));
-      metrics::append_result(rc_.o.out / "results.jsonl", res);
+      metrics::append_result(results_file(rc_.o), res);
       const bool faster = res.correct && res.speedup && *res.speedup > 1.0 + res.noise.value_or(0);
       prog_.finished(name, res.verdict, res.correct, faster, res.speedup);
       return res.correct;
@@ -330,16 +335,9 @@ run_summary runner::run() {
     rc.task_dir[p.id] = fs::absolute(dir);
   }
 
-  // What earlier invocations scored.
-  std::set<std::pair<int, int>> recorded;
+  // What earlier invocations (and other shards) scored; infrastructure failures are run again.
+  const run_ledger ledger = read_ledger(rc.o.out, rc.run_id);
   std::vector<metrics::episode_result> earlier;
-  if (fs::exists(rc.o.out / "results.jsonl")) {
-    for (auto& r : metrics::read_results(rc.o.out / "results.jsonl").results) {
-      if (r.run_id != rc.run_id) continue;
-      recorded.insert({r.problem_id, r.sample});
-      earlier.push_back(r);
-    }
-  }
   std::vector<std::pair<const bench::problem*, int>> todo;
   run_summary s;
   // Sample-major order (every problem's sample 0, then every sample 1 ...): episodes that run at
@@ -347,8 +345,11 @@ run_summary runner::run() {
   // final scoring and found in the cache by the later ones, not computed by two at a time.
   for (int k = 0; k < rc.o.samples; ++k)
     for (const auto& p : rc.problems) {
+      if (rc.o.part && !rc.o.part->includes(p.id, k)) continue;
       ++s.episodes;
-      if (recorded.count({p.id, k})) {
+      if (auto it = ledger.results.find({p.id, k});
+          it != ledger.results.end() && !metrics::is_infrastructure_failure(it->second)) {
+        earlier.push_back(it->second);
         ++s.skipped;
         continue;
       }
@@ -359,7 +360,7 @@ run_summary runner::run() {
         const json j = json::parse(in, nullptr, false);
         try {
           const metrics::episode_result r = metrics::result_from_json(j);
-          metrics::append_result(rc.o.out / "results.jsonl", r);
+          metrics::append_result(results_file(rc.o), r);
           earlier.push_back(r);
           ++s.skipped;
           continue;
@@ -378,8 +379,10 @@ run_summary runner::run() {
   }
   if (s.skipped > 0) prog.note(fmt::format("{}: {} of {} episodes already scored; running the other {}",
                                            rc.o.out.string(), s.skipped, s.episodes, todo.size()));
-  lease_log leases(gpus_, rc.o.out / "leases.jsonl");
+  std::optional<lease_log> leases;
+  if (!todo.empty()) leases.emplace(gpus_, leases_file(rc.o));
   run_driver driver(rc, gpus_, prog, on_event);
+  const run_facts facts{rc.run_id, rc.o.mode, rc.model.name, rc.o.world};
   std::atomic<std::size_t> next{0};
   std::mutex mu;
   auto worker = [&] {
@@ -387,6 +390,11 @@ run_summary runner::run() {
       const std::size_t i = next++;
       if (i >= todo.size()) return;
       const auto [p, k] = todo[i];
+      if (rc.o.max_dollars && run_dollars(rc.o.out, rc.run_id) >= *rc.o.max_dollars) {
+        std::lock_guard lock(mu);
+        ++s.unstarted;
+        continue;
+      }
       try {
         const bool correct = driver.run_one(*p, k);
         std::lock_guard lock(mu);
@@ -394,6 +402,12 @@ run_summary runner::run() {
         s.correct += correct;
       } catch (const std::exception& e) {
         prog.note(fmt::format("episode {}/sample-{} failed: {}", p->name(), k, e.what()));
+        // Recorded as the infrastructure's failure, apart from the model's; a rerun retries it.
+        try {
+          metrics::append_result(results_file(rc.o), infrastructure_failure(rc.o.out, *p, k, facts, "harness_error"));
+        } catch (const std::exception& again) {
+          prog.note(fmt::format("episode {}/sample-{}: cannot record its failure: {}", p->name(), k, again.what()));
+        }
         std::lock_guard lock(mu);
         ++s.failed;
       }
