@@ -12,6 +12,7 @@
 #include "agent/run/merge.h"
 #include "agent/run/run_ledger.h"
 #include "agent/run/run_status.h"
+#include "agent/run/runner.h"
 #include "agent/run/shard.h"
 #include "agent/run/slurm_submit.h"
 #include "bench/metrics/results_file.h"
@@ -147,6 +148,22 @@ TEST_F(ShardedRunDir, LedgerPrefersARealResultAndChoosesTheSameWhateverTheOrder)
   std::ofstream(ep / "transcript.jsonl")
       << R"({"type":"response","step":1,"response":{"tokens":{"input":100,"output":20},"cost_usd":0.125}})" << "\n";
   EXPECT_DOUBLE_EQ(run_dollars(o_.out, run_id_), 0.625);
+}
+
+TEST_F(ShardedRunDir, NoEpisodeStartsOnceTheRunsDollarsAreSpent) {
+  // One episode scored by a shard spent $0.25; the run may spend $0.20: nothing more starts.
+  add({0, 2}, result(1, 0));
+  run_options o = o_;
+  o.model = "demo";
+  o.max_dollars = 0.2;
+  o.quiet = true;
+  scheduler::gpu_scheduler slots({0, 1});
+  const run_summary s = runner(o, slots).run();
+  EXPECT_EQ(s.episodes, 4);
+  EXPECT_EQ(s.skipped, 1);
+  EXPECT_EQ(s.unstarted, 3);
+  EXPECT_EQ(s.finished + s.failed, 0);
+  EXPECT_FALSE(fs::exists(o.out / "episodes" / "2_allgather"));
 }
 
 TEST_F(ShardedRunDir, MergeIsOrderedMarksTheLostAndDependsOnlyOnTheFiles) {
