@@ -205,7 +205,8 @@ TEST_F(slurm_run_test, FourShardArrayMergesToTheSameResultsAsALocalRun) {
 
 TEST_F(slurm_run_test, CancelledShardIsResubmittedAndRunsOnlyItsMissingEpisodes) {
   const fs::path out = dir_ / "cancelled";
-  const auto args = zero_shot("1-4", 2) + std::vector<std::string>{"--cpu-slots", "2", "--out", out.string(),
+  // Shard 0 holds problem 1's two samples, shard 1 problem 2's.
+  const auto args = zero_shot("1-2", 2) + std::vector<std::string>{"--cpu-slots", "2", "--out", out.string(),
                                                                    "--slurm", "--shards", "2"};
   const std::string array = submit(args, "0-1");
   ASSERT_FALSE(array.empty());
@@ -219,18 +220,18 @@ TEST_F(slurm_run_test, CancelledShardIsResubmittedAndRunsOnlyItsMissingEpisodes)
 
   const std::string before = read(victim), other = read(files_of(out, {0, 2}).results);
   const std::size_t scored = metrics::read_results(victim).results.size();
-  ASSERT_LT(scored, 4u) << "shard 1 finished before the cancel came";
+  ASSERT_LT(scored, 2u) << "shard 1 finished before the cancel came";
   const std::string st = status(out);
   EXPECT_TRUE(std::regex_search(st, std::regex("1/2 +failed .*ended while running"))) << st;
   const auto lost = metrics::read_results(out / "results.jsonl").results;
-  ASSERT_EQ(lost.size(), 8u);
+  ASSERT_EQ(lost.size(), 4u);
   std::size_t infra = 0;
   for (const auto& r : lost) {
     if (!metrics::is_infrastructure_failure(r)) continue;
     ++infra;
     EXPECT_EQ(r.end_reason, "shard_lost");
   }
-  EXPECT_EQ(infra, 4 - scored);
+  EXPECT_EQ(infra, 2 - scored);
   EXPECT_NE(read(out / "report.md").find("infrastructure failures excluded"), std::string::npos);
 
   // The same command again: only shard 1 goes back, and it runs only what it had not scored.
@@ -238,12 +239,12 @@ TEST_F(slurm_run_test, CancelledShardIsResubmittedAndRunsOnlyItsMissingEpisodes)
   wait_for_jobs();
   const auto after = metrics::read_results(victim);
   EXPECT_TRUE(after.skipped.empty()) << metrics::describe(after.skipped.at(0));
-  EXPECT_EQ(after.results.size(), 4u);
+  EXPECT_EQ(after.results.size(), 2u);
   EXPECT_EQ(read(victim).substr(0, before.size()), before) << "lines scored before the cancel were rewritten";
   EXPECT_EQ(read(files_of(out, {0, 2}).results), other) << "shard 0 ran again";
   const auto merged = metrics::read_results(out / "results.jsonl");
   EXPECT_TRUE(merged.skipped.empty());
-  ASSERT_EQ(merged.results.size(), 8u);
+  ASSERT_EQ(merged.results.size(), 4u);
   for (const auto& r : merged.results) EXPECT_EQ(r.verdict, "correct") << r.problem_id << "/" << r.sample;
 }
 
