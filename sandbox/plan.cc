@@ -15,12 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string single_quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 std::string host_home(const env_map& env) {
   auto it = env.find("HOME");
   return it == env.end() || it->second.empty() ? "/root" : it->second;
@@ -48,6 +42,12 @@ host_facts host_facts::current() {
   facts.bwrap = find_executable("bwrap", path == facts.environment.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second);
   facts.pids_cgroup = detect_cgroups().has_pids();
   return facts;
+}
+
+std::string single_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 namespace {

@@ -46,4 +46,7 @@ plan make_argv_plan(const spec& s, const std::vector<std::string>& argv);
 /// Runs a plan made for `s` (run() is make_plan for this host, then this).
 result execute(const spec& s, const plan& p);
 
+/// `text` as one POSIX shell word: in single quotes, each ' written as '\''.
+std::string single_quoted(const std::string& text);
+
 }  // namespace pk::sandbox

@@ -1,9 +1,9 @@
 #include "agent/run/backlog.h"
 
 #include <optional>
-#include <set>
 #include <utility>
 
+#include "agent/run/run_ledger.h"
 #include "agent/run/run_plan.h"
 #include "bench/metrics/results_file.h"
 #include "config/read_file.h"
@@ -28,27 +28,21 @@ std::optional<metrics::episode_result> saved_result(const fs::path& file) {
 
 }  // namespace
 
-run_backlog take_stock(const fs::path& out, const std::string& run_id, const std::vector<bench::problem>& problems,
-                       int samples) {
+run_backlog take_stock(const run_options& o, const std::string& run_id, const std::vector<bench::problem>& problems) {
   run_backlog b;
-  const fs::path results = out / "results.jsonl";
-  std::set<std::pair<int, int>> recorded;  // (problem id, sample)
-  if (fs::exists(results)) {
-    for (auto& r : metrics::read_results(results).results) {
-      if (r.run_id != run_id) continue;
-      recorded.insert({r.problem_id, r.sample});
-      b.scored.push_back(std::move(r));
-    }
-  }
-  for (int k = 0; k < samples; ++k)
+  const run_ledger ledger = read_ledger(o.out, run_id);
+  for (int k = 0; k < o.samples; ++k)
     for (const auto& problem : problems) {
+      if (o.part && !o.part->includes(problem.id, k)) continue;
       ++b.episodes;
-      if (recorded.count({problem.id, k})) {
+      if (auto it = ledger.results.find({problem.id, k});
+          it != ledger.results.end() && !metrics::is_infrastructure_failure(it->second)) {
+        b.scored.push_back(it->second);
         ++b.skipped;
         continue;
       }
-      if (auto r = saved_result(episode_dir(out, problem, k) / "result.json")) {
-        metrics::append_result(results, *r);
+      if (auto r = saved_result(episode_dir(o.out, problem, k) / "result.json")) {
+        metrics::append_result(results_file(o), *r);
         b.scored.push_back(std::move(*r));
         ++b.skipped;
         continue;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/run/run_plan.h"
 #include "bench/eval/problem.h"
 #include "bench/metrics/result.h"
 
@@ -24,15 +25,15 @@ struct run_backlog {
   std::vector<episode_slot> pending;            ///< still to run, in the order they start
 };
 
-/// Sorts `samples` samples of every problem into scored and pending, from out/results.jsonl
-/// (lines of run `run_id` only). An episode whose result.json was written but whose results line
-/// was not (a crash between the two) gets its line appended now and counts as scored; an
-/// unreadable result.json leaves it pending, to be scored again.
+/// Sorts `o.samples` samples of every problem (those of `o.part` where set) into scored and
+/// pending, from the run's results files (read_ledger: lines of run `run_id` only, every shard's).
+/// An infrastructure failure stays pending, to be run again. An episode whose result.json was
+/// written but whose results line was not (a crash between the two) gets its line appended now and
+/// counts as scored; an unreadable result.json leaves it pending, to be scored again.
 ///
 /// Pending episodes are sample-major (every problem's sample 0, then every sample 1 ...): episodes
 /// that run at once are of different problems, so a problem's reference outputs are computed by
 /// its first final scoring and found in the cache by the later ones, not computed by two at a time.
-run_backlog take_stock(const std::filesystem::path& out, const std::string& run_id,
-                       const std::vector<bench::problem>& problems, int samples);
+run_backlog take_stock(const run_options& o, const std::string& run_id, const std::vector<bench::problem>& problems);
 
 }  // namespace pk::run

@@ -6,7 +6,12 @@
 #include <fmt/format.h>
 
 #include "agent/cli.h"
+#include "agent/run/merge.h"
+#include "agent/run/run_status.h"
 #include "agent/run/runner.h"
+#include "agent/run/scheduler/allocated_gpus.h"
+#include "agent/run/shard_run.h"
+#include "agent/run/slurm_submit.h"
 #include "bench/eval/evaluate.h"
 #include "bench/metrics/result.h"
 #include "sandbox/gpu_devices.h"
@@ -21,13 +26,36 @@ struct run_args {
   run_options o;
   std::string problems = "1-4";
   int cpu_slots = 0;  // 0: world x cores/4
+  // Scale-out (docs/slurm.md): a shard, a Slurm submission, a sharded run's status and merge.
+  std::string shard, status, merge;
+  bool slurm = false;
+  std::optional<int> shards;
+  std::vector<std::string> slurm_opts, slurm_merge_opts;
 };
 
 int run_command(run_args& a) {
   run_options& o = a.o;
+  if (!a.status.empty()) {
+    fmt::print("{}", format_status(read_status(a.status, a.shards), a.status));
+    return 0;
+  }
+  if (!a.merge.empty()) return merge_command(a.merge, o.suite);
+  if (o.out.empty()) throw std::invalid_argument("--out is required: the run directory");
+  if (a.slurm && !a.shard.empty()) throw std::invalid_argument("--slurm submits every shard: leave out --shard");
   if (o.isolation == sandbox::isolation::none)
     fmt::print(stderr, "pkagent run: warning: --sandbox none: model commands and candidates run unisolated\n");
   o.problems = parse_problem_list(a.problems, bench::load_suite(o.suite.empty() ? bench::default_suite_dir() : o.suite));
+  if (a.slurm) {
+    // The tasks run on GPU nodes, not here: cuda unless told otherwise, and said to every task.
+    const bool device_given = !o.device.empty();
+    if (!device_given) o.device = "cuda";
+    slurm_request req{a.shards, a.slurm_opts, a.slurm_merge_opts, shard_arguments(own_run_arguments())};
+    if (!device_given) req.run_arguments.insert(req.run_arguments.end(), {"--device", o.device});
+    return submit_to_slurm(o, req);
+  }
+  if (a.shard.empty() && read_slurm_record(o.out))
+    throw std::invalid_argument(fmt::format("{} is a run submitted to Slurm: resume it with the same --slurm "
+                                            "command, or run one shard with --shard I/N", o.out.string()));
   const std::vector<int> host_gpus = sandbox::host_gpu_indices();
   if (o.device.empty()) {
     o.device = host_gpus.empty() ? "cpu" : "cuda";
@@ -43,7 +71,10 @@ int run_command(run_args& a) {
   if (a.cpu_slots > 0 && o.device != "cpu")
     throw std::invalid_argument("--cpu-slots applies to --device cpu only; with cuda the host's GPUs are leased");
   const int cpu_worlds = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 4);
-  std::vector<int> slots = host_gpus;
+  // Within what Slurm (or CUDA_VISIBLE_DEVICES) gave this process.
+  const scheduler::gpu_allocation allocation =
+      o.device == "cuda" ? scheduler::allocated_gpus(host_gpus) : scheduler::gpu_allocation{};
+  std::vector<int> slots = allocation.gpus;
   if (o.device == "cpu") {
     slots.clear();
     const int n = a.cpu_slots > 0 ? a.cpu_slots : o.world * cpu_worlds;
@@ -53,13 +84,21 @@ int run_command(run_args& a) {
     for (int i = 0; i < n; ++i) slots.push_back(i);  // as gpu_scheduler::simulated
   }
   auto gpus = std::make_unique<scheduler::gpu_scheduler>(slots);
-  if (o.device == "cuda" && static_cast<int>(host_gpus.size()) < o.world)
-    throw std::invalid_argument(fmt::format("--world {}: this host has only {} GPU(s)", o.world, host_gpus.size()));
+  if (o.device == "cuda" && static_cast<int>(allocation.gpus.size()) < o.world)
+    throw std::invalid_argument(fmt::format("--world {}: this process may use only {} GPU(s) ({})", o.world,
+                                            allocation.gpus.size(), allocation.source));
 
-  runner r(o, *gpus);
-  const run_summary s = r.run();
+  run_summary s;
+  if (!a.shard.empty()) {
+    s = run_shard(o, parse_shard(a.shard), *gpus, allocation);
+  } else {
+    runner r(o, *gpus);
+    s = r.run();
+  }
   fmt::print("{}: {} episodes, {} scored now, {} scored before, {} correct, {} failed to run\n", o.out.string(),
              s.episodes, s.finished, s.skipped, s.correct, s.failed);
+  if (s.unstarted > 0)
+    fmt::print("{} episode(s) not started: the run's --max-dollars is spent\n", s.unstarted);
   fmt::print("report: pkagent report {}\n", o.out.string());
   return s.failed > 0 ? 1 : 0;
 }
@@ -84,7 +123,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   c->add_option("--jobs", o.jobs, "Concurrent episodes")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_option("--device", o.device, "cuda (NCCL) or cpu (gloo); default cuda when GPUs are present")
       ->check(CLI::IsMember({"cuda", "cpu"}));
-  c->add_option("--out", o.out, "Run directory (created; an existing one is resumed)")->required();
+  c->add_option("--out", o.out, "Run directory (created; an existing one is resumed); required");
   c->add_option("--world", o.world, "Ranks per evaluation")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_option("--trials", o.final_trials, "Trials of the final scoring (hidden seeds)")->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -100,6 +139,23 @@ void add_run_command(CLI::App& app, int& exit_code) {
   c->add_option("--hardware", o.hardware, "Hardware spec shown to the model (default: config/hardware/h200x2.toml)");
   c->add_option("--suite-dir", o.suite, "Problems directory (default: bench/problems)");
   c->add_option("--pkb", o.pkb_binary, "The pkb client binary (default: beside pkagent)");
+  c->add_option("--max-dollars", o.max_dollars, "Model spend of the whole run, all shards together: no episode "
+                                                 "starts once it is reached")->check(CLI::NonNegativeNumber);
+  // Scale-out over a cluster (docs/slurm.md).
+  c->add_flag("--slurm", a->slurm, "Submit the run to Slurm as an array of --shards tasks and a merge job, then "
+                                   "return; rerun to resubmit only shards with missing episodes");
+  c->add_option("--shards", a->shards, "With --slurm: array tasks (default: one per problem, or as submitted "
+                                       "before); with --status/--merge: the shard count to read")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--slurm-opt", a->slurm_opts, "With --slurm: an sbatch option for the shard tasks, in the = form, "
+                                              "e.g. --slurm-opt=--gres=gpu:8 --slurm-opt=--partition=gpu");
+  c->add_option("--slurm-merge-opt", a->slurm_merge_opts, "With --slurm: an sbatch option for the merge job "
+                                                          "(default: the partition, account and QoS of --slurm-opt)");
+  c->add_option("--shard", a->shard, "Run only shard I/N of the plan into OUT/shards/I-of-N (what each array task "
+                                     "runs)");
+  c->add_option("--status", a->status, "Show RUN_DIR's episodes and shards (done, pending, running, failed) and "
+                                       "exit");
+  c->add_option("--merge", a->merge, "Merge RUN_DIR's shards into RUN_DIR/results.jsonl and report.md, and exit");
   c->callback([a, &exit_code] { exit_code = run_command(*a); });
 }
 

@@ -144,7 +144,7 @@ metrics::episode_result episode_driver::score(const bench::problem& problem, con
   facts.gpu_seconds = gpus_.usage_of(who).gpu_seconds + gpus_.usage_of(scoring).gpu_seconds;
   const metrics::episode_result res = make_result(problem, report, facts);
   write_json_atomically(ep / "result.json", metrics::to_json(res));
-  metrics::append_result(setup_.o.out / "results.jsonl", res);
+  metrics::append_result(results_file(setup_.o), res);
   return res;
 }
 

@@ -32,17 +32,28 @@ bench::eval_report score_solution(const bench::problem& problem, const std::file
   }
 }
 
-metrics::episode_result make_result(const bench::problem& problem, const bench::eval_report& r,
-                                    const episode_facts& f) {
+metrics::episode_result episode_record(const bench::problem& p, int world, const episode_facts& f) {
   metrics::episode_result e;
   e.run_id = f.run_id;
   e.mode = f.mode;
   e.model = f.model;
-  e.problem_id = problem.id;
-  e.stem = problem.stem;
-  e.problem_category = metrics::parse_category(problem.category).value_or(metrics::category::upstream);
-  e.world_size = r.world;
+  e.problem_id = p.id;
+  e.stem = p.stem;
+  e.problem_category = metrics::parse_category(p.category).value_or(metrics::category::upstream);
+  e.world_size = world;
   e.sample = f.sample;
+  e.tokens_in = f.used.input_tokens;
+  e.tokens_out = f.used.output_tokens;
+  e.dollars = f.used.dollars;
+  e.gpu_seconds = f.gpu_seconds;
+  e.wall_seconds = f.used.wall_seconds;
+  e.end_reason = f.end_reason;
+  e.transcript = f.transcript;
+  return e;
+}
+
+metrics::episode_result make_result(const bench::problem& p, const bench::eval_report& r, const episode_facts& f) {
+  metrics::episode_result e = episode_record(p, r.world, f);
   e.verdict = bench::to_string(r.result);
   e.correct = r.ok();
   if (r.ok() && r.speedup && r.reference && r.candidate) {
@@ -53,13 +64,6 @@ metrics::episode_result make_result(const bench::problem& problem, const bench::
       e.noise = (r.reference->p90_ms - r.reference->p10_ms) / (2 * r.reference->median_ms);
     e.timings = metrics::timing{r.reference->median_ms, r.candidate->median_ms, static_cast<int>(r.trials.size())};
   }
-  e.tokens_in = f.used.input_tokens;
-  e.tokens_out = f.used.output_tokens;
-  e.dollars = f.used.dollars;
-  e.gpu_seconds = f.gpu_seconds;
-  e.wall_seconds = f.used.wall_seconds;
-  e.end_reason = f.end_reason;
-  e.transcript = f.transcript;
   return e;
 }
 

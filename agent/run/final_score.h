@@ -32,8 +32,11 @@ struct episode_facts {
   std::string transcript;       ///< relative to the run directory
 };
 
-metrics::episode_result make_result(const bench::problem& problem, const bench::eval_report& r,
-                                    const episode_facts& f);
+/// The fields of a result that do not depend on the judge: run, problem, sample, spend, end reason,
+/// transcript (the verdict left empty).
+metrics::episode_result episode_record(const bench::problem& p, int world, const episode_facts& f);
+
+metrics::episode_result make_result(const bench::problem& p, const bench::eval_report& r, const episode_facts& f);
 
 /// Correct, with a speedup beyond the reference's own noise (the progress display's "faster").
 bool faster_beyond_noise(const metrics::episode_result& r);

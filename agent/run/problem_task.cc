@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "agent/prompt_template.h"
+#include "agent/run/atomic_file.h"
 #include "bench/eval/roofline.h"
 #include "config/paths.h"
 #include "config/read_file.h"
@@ -110,7 +111,8 @@ std::string render_problem(const bench::problem& problem, const problem_view& v,
 
 bool write_task_dir(const fs::path& dir, const bench::problem& problem, const std::string& problem_md,
                     const fs::path& prompts_dir) {
-  const fs::path partial = dir.string() + ".partial";
+  // A name of this process's own: shards of a run on several hosts may write the same task at once.
+  const fs::path partial = dir.string() + "." + unique_suffix() + ".partial";
   fs::remove_all(partial);
   fs::create_directories(partial);
   write_file(partial / "PROBLEM.md", problem_md);
@@ -121,8 +123,16 @@ bool write_task_dir(const fs::path& dir, const bench::problem& problem, const st
     fs::copy(kernels_runtime_include(), partial / "kernels_runtime", fs::copy_options::recursive);
     fs::copy_file(kernels_runtime_doc(), partial / "kernels_runtime.md");
   }
-  fs::remove_all(dir);
-  fs::rename(partial, dir);  // readers never see a half-written task
+  // Readers never see a half-written task. When another process put the same task in place first,
+  // its copy stands (episodes may be copying from it); a task that changed is replaced.
+  std::error_code ec;
+  fs::rename(partial, dir, ec);
+  if (ec && fs::exists(dir / "PROBLEM.md") && read_file(dir / "PROBLEM.md") == problem_md) {
+    fs::remove_all(partial);
+  } else if (ec) {
+    fs::remove_all(dir);
+    fs::rename(partial, dir);
+  }
   return kr;
 }
 

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "agent/run/atomic_file.h"
+
 namespace pk::run {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -25,6 +27,12 @@ int parse_int(std::string_view text, std::string_view whole) {
 }
 
 }  // namespace
+
+std::filesystem::path results_file(const run_options& o) {
+  return o.part ? o.part->results : o.out / "results.jsonl";
+}
+
+std::filesystem::path leases_file(const run_options& o) { return o.part ? o.part->leases : o.out / "leases.jsonl"; }
 
 std::vector<int> parse_problem_list(std::string_view spec, const std::vector<bench::problem>& suite) {
   std::set<int> known;
@@ -89,16 +97,16 @@ std::string open_run_dir(const run_options& o) {
     for (const json& p : old.value("problems", json::array())) problems.insert(p.get<int>());
     plan["problems"] = std::vector<int>(problems.begin(), problems.end());
     plan["samples"] = std::max(o.samples, old.value("samples", 0));
-    std::ofstream(file, std::ios::trunc) << plan.dump(2) << '\n';
+    // Shards of one run open it at once from several hosts: write only a grown plan, and whole.
+    if (plan != old) write_file_atomically(file, plan.dump(2) + '\n');
     return id;
   }
   std::time_t t = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&t));
   const std::string id = fmt::format("{}-{}", fs::absolute(o.out).lexically_normal().filename().string(), stamp);
-  const fs::path tmp = o.out / "run.json.partial";
-  std::ofstream(tmp, std::ios::trunc) << plan_json(o, id).dump(2) << '\n';
-  fs::rename(tmp, file);
+  // Of several processes creating the run at once, one wins; the others continue its run.
+  if (!create_file_exclusively(file, plan_json(o, id).dump(2) + '\n')) return open_run_dir(o);
   return id;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,14 @@
 #include "sandbox/sandbox.h"
 
 namespace pk::run {
+
+/// A part of the plan that one invocation runs into files of its own, while other parts run at the
+/// same time on other hosts sharing the run directory (a shard of a Slurm array: shard.h).
+struct run_part {
+  std::function<bool(int problem_id, int sample)> includes;  ///< the episodes this part runs
+  std::filesystem::path results;  ///< its results file (a whole run's is OUT/results.jsonl)
+  std::filesystem::path leases;   ///< its lease log (a whole run's is OUT/leases.jsonl)
+};
 
 struct run_options {
   metrics::run_mode mode = metrics::run_mode::agent;
@@ -38,7 +47,13 @@ struct run_options {
   std::optional<double> gpu_seconds_cap;  ///< per episode, for pkb commands; unset: agent.toml's
   std::filesystem::path pkb_binary;    ///< empty: `pkb` beside the running executable
   bool quiet = false;
+  std::optional<double> max_dollars;   ///< model spend of the whole run, all parts together (run_ledger.h)
+  std::optional<run_part> part;        ///< unset: the whole plan, into the run's own files
 };
+
+/// Where an invocation records results and leases: the run's own files, or its part's.
+std::filesystem::path results_file(const run_options& o);
+std::filesystem::path leases_file(const run_options& o);
 
 /// Parses "1-8,13", "4" or "all" against the suite's ids. Throws std::invalid_argument naming
 /// the bad part and the known ids.

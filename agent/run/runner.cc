@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -12,7 +13,9 @@
 #include "agent/run/episode_driver.h"
 #include "agent/run/lease_log.h"
 #include "agent/run/progress.h"
+#include "agent/run/run_ledger.h"
 #include "agent/run/run_setup.h"
+#include "bench/metrics/results_file.h"
 
 namespace pk::run {
 namespace {
@@ -29,10 +32,13 @@ void restore(const run_backlog& backlog, const run_setup& setup, run_summary& s,
                           s.skipped, s.episodes, backlog.pending.size()));
 }
 
-// Runs the pending episodes on `jobs` threads; an episode's failure is noted and counted, and the
-// others go on.
-void run_pending(const std::vector<episode_slot>& pending, int jobs, episode_driver& driver, progress& prog,
-                 run_summary& s) {
+// Runs the pending episodes on the run's `jobs` threads. An episode's failure is noted, counted and
+// recorded as the infrastructure's (apart from the model's; a rerun retries it), and the others go
+// on. Once the whole run's model spend reaches `max_dollars`, no further episode starts.
+void run_pending(const std::vector<episode_slot>& pending, const run_setup& setup, episode_driver& driver,
+                 progress& prog, run_summary& s) {
+  const run_options& o = setup.o;
+  const run_facts facts{setup.run_id, o.mode, setup.model.name, o.world};
   std::atomic<std::size_t> next{0};
   std::mutex mu;
   auto worker = [&] {
@@ -40,6 +46,11 @@ void run_pending(const std::vector<episode_slot>& pending, int jobs, episode_dri
       const std::size_t i = next++;
       if (i >= pending.size()) return;
       const episode_slot slot = pending[i];
+      if (o.max_dollars && run_dollars(o.out, setup.run_id) >= *o.max_dollars) {
+        std::lock_guard lock(mu);
+        ++s.unstarted;
+        continue;
+      }
       try {
         const bool correct = driver.run(*slot.problem, slot.sample);
         std::lock_guard lock(mu);
@@ -47,13 +58,20 @@ void run_pending(const std::vector<episode_slot>& pending, int jobs, episode_dri
         s.correct += correct;
       } catch (const std::exception& e) {
         prog.note(fmt::format("episode {}/sample-{} failed: {}", slot.problem->name(), slot.sample, e.what()));
+        try {
+          metrics::append_result(results_file(o),
+                                 infrastructure_failure(o.out, *slot.problem, slot.sample, facts, "harness_error"));
+        } catch (const std::exception& again) {
+          prog.note(fmt::format("episode {}/sample-{}: cannot record its failure: {}", slot.problem->name(),
+                                slot.sample, again.what()));
+        }
         std::lock_guard lock(mu);
         ++s.failed;
       }
     }
   };
   std::vector<std::jthread> pool;
-  const int n = std::min<int>(jobs, static_cast<int>(pending.size()));
+  const int n = std::min<int>(o.jobs, static_cast<int>(pending.size()));
   for (int j = 0; j < n; ++j) pool.emplace_back(worker);
 }
 
@@ -64,14 +82,15 @@ runner::runner(run_options o, scheduler::gpu_scheduler& gpus) : o_(std::move(o))
 run_summary runner::run() {
   run_setup setup = prepare_run(o_);
   prepare_tasks(setup);
-  const run_backlog backlog = take_stock(setup.o.out, setup.run_id, setup.problems, setup.o.samples);
+  const run_backlog backlog = take_stock(setup.o, setup.run_id, setup.problems);
   run_summary s;
   s.episodes = backlog.episodes;
   progress prog(s.episodes, backlog.skipped, stderr, ::isatty(STDERR_FILENO) == 1, setup.o.quiet);
   restore(backlog, setup, s, prog);
-  lease_log leases(gpus_, setup.o.out / "leases.jsonl");
+  std::optional<lease_log> leases;  // a shard with nothing left to run leaves no lease log
+  if (!backlog.pending.empty()) leases.emplace(gpus_, leases_file(setup.o));
   episode_driver driver(setup, gpus_, prog, on_event);
-  run_pending(backlog.pending, setup.o.jobs, driver, prog, s);
+  run_pending(backlog.pending, setup, driver, prog, s);
   return s;
 }
 

@@ -28,6 +28,7 @@ struct run_summary {
   int finished = 0;      ///< scored now
   int correct = 0;       ///< of all scored episodes
   int failed = 0;        ///< episodes that could not be run or scored (tool or config errors)
+  int unstarted = 0;     ///< not started: the run's dollar limit (max_dollars) was reached
 };
 
 class runner {

@@ -168,6 +168,15 @@ std::vector<run_summary> summarize(std::span<const episode_result> results, cons
         if (p.problem_category == cat) members.push_back(p);
       if (!members.empty()) s.categories.emplace_back(cat, aggregate(members, options));
     }
+    std::vector<episode_result> ran;
+    for (const auto& r : runs[key]) {
+      if (is_infrastructure_failure(r)) ++s.infrastructure_failures;
+      else ran.push_back(r);
+    }
+    if (s.infrastructure_failures > 0 && !ran.empty()) {
+      const auto stats = problem_statistics(ran);
+      s.without_infrastructure = aggregate(stats, options);
+    }
     out.push_back(std::move(s));
   }
   return out;

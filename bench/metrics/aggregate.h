@@ -83,6 +83,8 @@ struct run_summary {
   std::vector<problem_stats> problems;  // by problem id
   group_stats overall;
   std::vector<std::pair<category, group_stats>> categories;  // those present, in all_categories order
+  int infrastructure_failures = 0;  // episodes that could not run (is_infrastructure_failure), counted as failures
+  std::optional<group_stats> without_infrastructure;  // overall, those episodes left out; set when some exist
 };
 
 /// Per-problem statistics of one run's results (any order). Throws std::invalid_argument when the

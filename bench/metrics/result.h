@@ -67,6 +67,12 @@ class result_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The verdict of an episode that could not be run or scored because of the infrastructure (pkagent
+/// raised, its node was lost, its shard ended before it): not the model's failure, and retried when
+/// the run is resumed. Reports count these apart (docs/results.md).
+inline constexpr std::string_view infrastructure_verdict = "harness_error";
+inline bool is_infrastructure_failure(const episode_result& r) { return r.verdict == infrastructure_verdict; }
+
 nlohmann::json to_json(const episode_result& result);
 /// Strict: every field checked for presence, type and range; unknown fields refused.
 episode_result result_from_json(const nlohmann::json& object);

@@ -35,7 +35,8 @@ results_read read_results(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw io_error(file, "cannot open results file");
   results_read out;
-  std::map<episode_key, std::size_t> first_line;
+  std::map<episode_key, std::size_t> seen;  // index into out.results
+  std::vector<std::size_t> lines;           // the line number of each of out.results
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -48,12 +49,19 @@ results_read read_results(const std::filesystem::path& file) {
     try {
       auto result = result_from_json(parsed);
       episode_key key{result.run_id, result.mode, result.model, result.problem_id, result.sample};
-      auto [it, fresh] = first_line.emplace(key, number);
+      auto [it, fresh] = seen.emplace(key, out.results.size());
       if (!fresh) {
-        skip(fmt::format("duplicate of line {} (run {}, problem {}, sample {}); the first is kept", it->second,
+        episode_result& earlier = out.results[it->second];
+        if (is_infrastructure_failure(earlier)) {  // the episode was retried: the later line stands
+          earlier = std::move(result);
+          lines[it->second] = number;
+          continue;
+        }
+        skip(fmt::format("duplicate of line {} (run {}, problem {}, sample {}); the first is kept", lines[it->second],
                          result.run_id, result.problem_id, result.sample));
         continue;
       }
+      lines.push_back(number);
       out.results.push_back(std::move(result));
     } catch (const result_error& e) {
       skip(e.what());

@@ -27,7 +27,9 @@ struct results_read {
 
 /// Reads every line of `file`. Blank lines are ignored; a line that is not valid JSON, does not
 /// match the format, or repeats an episode already read (same run, mode, model, problem, sample)
-/// is skipped and recorded. Throws std::runtime_error only when the file cannot be opened or read.
+/// is skipped and recorded, except that a later line of an episode replaces an infrastructure
+/// failure (is_infrastructure_failure), which a resumed run retries and appends again. Throws
+/// std::runtime_error only when the file cannot be opened or read.
 results_read read_results(const std::filesystem::path& file);
 
 /// Appends `result` as one line and flushes it to stable storage before returning. Safe to call

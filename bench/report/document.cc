@@ -57,6 +57,31 @@ table overall_table(const run_set& set) {
     row(fmt::format("fast_1@{}", k), [k](const group_stats& g) {
       return k <= g.min_samples ? percent(g.fast_at_k[0][k - 1]) : std::string("—");
     });
+  // Episodes the infrastructure could not run (a lost node, a harness error) count as failures above;
+  // these rows give the rates without them, so neither reading hides the other.
+  bool any_infrastructure = false;
+  for (const auto& r : set.runs) any_infrastructure |= r.summary.infrastructure_failures > 0;
+  if (any_infrastructure) {
+    auto excluded = [&](std::string name, auto cell) {
+      std::vector<std::string> cells{std::move(name)};
+      for (const auto& r : set.runs) {
+        const auto& s = r.summary;
+        cells.push_back(s.infrastructure_failures == 0 ? cell(s.overall)
+                        : s.without_infrastructure      ? cell(*s.without_infrastructure)
+                                                        : std::string("—"));
+      }
+      t.rows.push_back(std::move(cells));
+    };
+    std::vector<std::string> counts{"infrastructure failures (episodes not run; counted as failures above)"};
+    for (const auto& r : set.runs) counts.push_back(std::to_string(r.summary.infrastructure_failures));
+    t.rows.push_back(std::move(counts));
+    excluded("correct (per sample), infrastructure failures excluded",
+             [](const group_stats& g) { return percent(g.correct); });
+    for (int k = 1; k <= n; ++k)
+      excluded(fmt::format("pass@{}, infrastructure failures excluded", k), [k](const group_stats& g) {
+        return k <= g.min_samples ? percent(g.pass_at_k[k - 1]) : std::string("—");
+      });
+  }
   row("geomean speedup (correct)",
       [](const group_stats& g) { return g.geomean_speedup ? speedup(*g.geomean_speedup) : std::string("—"); });
   row("tokens per problem", [](const group_stats& g) { return tokens(g.tokens_per_problem); });

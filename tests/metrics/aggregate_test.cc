@@ -139,4 +139,23 @@ TEST(summarize, splits_runs_in_order_of_appearance) {
   EXPECT_EQ(runs[1].run_id, "run-1");
 }
 
+TEST(summarize, counts_infrastructure_failures_as_failures_and_also_without_them) {
+  // Problem 1: two correct samples; problem 2: one correct, and one its node lost.
+  auto lost = sample_result(2, 1);
+  lost.verdict = std::string(infrastructure_verdict);
+  lost.correct = false;
+  lost.speedup = lost.noise = std::nullopt;
+  std::vector<episode_result> results = {sample_result(1, 0), sample_result(1, 1), sample_result(2, 0), lost};
+  auto run = summarize(results, bootstrap_options{}).at(0);
+  EXPECT_EQ(run.infrastructure_failures, 1);
+  EXPECT_DOUBLE_EQ(run.overall.correct.value, (1.0 + 0.5) / 2);
+  ASSERT_TRUE(run.without_infrastructure.has_value());
+  EXPECT_DOUBLE_EQ(run.without_infrastructure->correct.value, 1.0);
+  EXPECT_EQ(run.without_infrastructure->episodes, 3);
+  EXPECT_EQ(run.without_infrastructure->min_samples, 1);
+  // Without failures there is nothing to leave out.
+  results.pop_back();
+  EXPECT_FALSE(summarize(results, bootstrap_options{}).at(0).without_infrastructure.has_value());
+}
+
 }  // namespace

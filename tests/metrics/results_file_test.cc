@@ -80,6 +80,29 @@ TEST_F(results_file_test, bad_lines_are_skipped_with_file_line_and_reason_and_th
             file.string() + ":7: not valid JSON (the last line is cut short: was the writer killed?)");
 }
 
+TEST_F(results_file_test, a_retried_infrastructure_failure_is_replaced_by_its_later_line) {
+  auto file = dir_ / "results.jsonl";
+  auto lost = sample_result(1, 0);
+  lost.verdict = std::string(infrastructure_verdict);
+  lost.correct = false;
+  lost.speedup = lost.noise = std::nullopt;
+  lost.timings = std::nullopt;
+  lost.end_reason = "harness_error";
+  append_result(file, lost);               // 1: the first attempt failed
+  append_result(file, sample_result(2, 0));  // 2
+  append_result(file, lost);               // 3: so did the second
+  append_result(file, sample_result(1, 0));  // 4: the third was scored
+  append_result(file, lost);               // 5: a real result is never replaced
+  auto read = read_results(file);
+  ASSERT_EQ(read.results.size(), 2u);
+  EXPECT_EQ(read.results[0].problem_id, 1);
+  EXPECT_EQ(read.results[0].verdict, "correct");
+  EXPECT_EQ(read.results[1].problem_id, 2);
+  ASSERT_EQ(read.skipped.size(), 1u);
+  EXPECT_EQ(describe(read.skipped[0]),
+            file.string() + ":5: duplicate of line 4 (run run-1, problem 1, sample 0); the first is kept");
+}
+
 TEST_F(results_file_test, concurrent_appends_never_interleave) {
   auto file = dir_ / "results.jsonl";
   constexpr int threads = 8, per_thread = 150;

@@ -14,6 +14,7 @@
 #include "bench/report/document.h"
 #include "bench/report/markdown.h"
 #include "bench/report/run_set.h"
+#include "../metrics/sample_result.h"
 #include "config/read_file.h"
 
 namespace {
@@ -145,6 +146,28 @@ TEST(report, malformed_lines_are_listed_with_file_and_line) {
                         ":5: problem.category: \"gemm\" is not one of primitive, gemm_comm, fused, moe, "
                         "sequence_parallel, optimizer, domain",
                     at),
+            std::string::npos);
+}
+
+TEST(report, infrastructure_failures_get_both_rates) {
+  // Problem 1 correct twice; problem 2 correct once, and once lost with its node.
+  using pk::metrics::testing::sample_result;
+  auto lost = sample_result(2, 1);
+  lost.verdict = std::string(pk::metrics::infrastructure_verdict);
+  lost.correct = false;
+  lost.speedup = lost.noise = std::nullopt;
+  std::vector<pk::metrics::episode_result> results = {sample_result(1, 0), sample_result(1, 1), sample_result(2, 0),
+                                                      lost};
+  auto summary = pk::metrics::summarize(results, {}).at(0);
+  auto md = render_markdown(build_document(make_run_set({{"run", summary}}, {})));
+  EXPECT_EQ(row(md, "infrastructure failures (episodes not run; counted as failures above)").at(1), "1");
+  EXPECT_STARTS(row(md, "correct (per sample)").at(1), "75.0% [");
+  EXPECT_STARTS(row(md, "correct (per sample), infrastructure failures excluded").at(1), "100.0% [");
+  EXPECT_STARTS(row(md, "pass@1, infrastructure failures excluded").at(1), "100.0% [");
+  // A run without them shows no such rows.
+  results.pop_back();
+  summary = pk::metrics::summarize(results, {}).at(0);
+  EXPECT_EQ(render_markdown(build_document(make_run_set({{"run", summary}}, {}))).find("infrastructure"),
             std::string::npos);
 }
 
