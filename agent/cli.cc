@@ -27,6 +27,7 @@ struct common_options {
   std::string models_file;
   std::string isolation = "bwrap";
   std::vector<int> gpus;
+  std::optional<std::int64_t> max_output_tokens;
   bool quiet = false;
 
   void add(CLI::App* c) {
@@ -38,8 +39,12 @@ struct common_options {
     c->add_option("--sandbox", isolation, "bwrap (default) or none (no isolation: for debugging only)")
         ->check(CLI::IsMember({"bwrap", "none"}));
     c->add_option("--gpus", gpus, "Host GPU indices the episode may use (default: none)")->delimiter(',');
+    c->add_option("--max-output-tokens", max_output_tokens, "Output tokens per model reply (default: the "
+                   "model's; openai-compatible: " + std::to_string(llm::compatible_max_output_tokens) + ")")
+        ->check(CLI::PositiveNumber);
     c->add_flag("-q,--quiet", quiet, "Print no per-step progress");
   }
+  chosen_model choose(const std::string& name) const { return choose_model(name, models(), max_output_tokens); }
   fs::path models() const { return models_file.empty() ? config::data_path("config/models.toml") : fs::path(models_file); }
 
   episode_options options(agent_config cfg) const {
@@ -132,16 +137,23 @@ void add_episode(CLI::App& app, int& exit_code) {
       if (old.finished() && old.outcome.value("reason", "") != to_string(end_reason::model_error))
         throw std::runtime_error(fmt::format("{}: this episode already finished ({}); choose another --out",
                                              a->out, old.outcome.value("reason", "?")));
-      std::string model = old.header["model"]["name"];
-      if (!a->model.empty() && a->model != model)
+      const json& recorded = old.header["model"];
+      std::string model = recorded["name"];
+      if (!a->model.empty() && llm::model_identity(a->model) != model)
         throw std::runtime_error(fmt::format("{}: the episode was started with model {}, not {}; "
                                              "use replay --from-step to continue with another model",
                                              a->out, model, a->model));
+      // An openai-compatible model is recorded without its port: reconnect where it was, unless
+      // --model says where the server is now.
+      if (!a->model.empty())
+        model = a->model;
+      else if (model.starts_with("openai-compatible:"))
+        model = fmt::format("openai-compatible:{}#{}", recorded.value("base_url", ""), recorded.value("model", ""));
       task_spec task = task_from_header(old.header);
       episode_options o = a->options(agent_config_from_json(old.header["config"]));
       if (!old.header["seed"].is_null()) o.seed = old.header["seed"].get<std::int64_t>();
       add_evaluator(o, task);
-      chosen_model m = choose_model(model, a->models());
+      chosen_model m = a->choose(model);
       o.model = m.config;
       fmt::print(stderr, "resuming {}: {} complete steps recorded\n", existing->string(), old.complete_steps());
       exit_code = exit_code_for(resume_episode(old, task, o, m.client.get(), a->out));
@@ -156,7 +168,7 @@ void add_episode(CLI::App& app, int& exit_code) {
     episode_options o = a->options(a->base_config());
     o.seed = a->seed;
     add_evaluator(o, task);
-    chosen_model m = choose_model(a->model, a->models());
+    chosen_model m = a->choose(a->model);
     o.model = m.config;
     exit_code = exit_code_for(start_episode(task, o, m.client.get(), a->out));
   });
@@ -209,7 +221,7 @@ void add_replay(CLI::App& app, int& exit_code) {
     if (a->from_step >= 0) {
       if (a->model.empty() || a->out.empty())
         throw CLI::ValidationError("replay", "--from-step needs --model NAME and --out DIR");
-      chosen_model m = choose_model(a->model, a->models());
+      chosen_model m = a->choose(a->model);
       o.model = m.config;
       exit_code = exit_code_for(replay_episode(t, a->from_step, task, o, m.client.get(), a->out));
       return;

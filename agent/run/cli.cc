@@ -22,6 +22,7 @@ struct run_args {
   std::vector<std::string> overrides;
   int samples = 1, jobs = 1, world = 2, trials = 5, check_trials = 2, cpu_slots = 0;
   std::optional<double> gpu_seconds;
+  std::optional<std::int64_t> max_output_tokens;
   bool no_perf = false, quiet = false;
 };
 
@@ -44,6 +45,7 @@ int run_command(const run_args& a) {
   o.check_trials = a.check_trials;
   o.final_perf = !a.no_perf;
   o.gpu_seconds_cap = a.gpu_seconds;
+  o.max_output_tokens = a.max_output_tokens;
   o.quiet = a.quiet;
   o.isolation = a.sandbox == "none" ? sandbox::isolation::none : sandbox::isolation::bwrap;
   if (o.isolation == sandbox::isolation::none)
@@ -115,6 +117,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   c->add_flag("--no-perf", a->no_perf, "Final scoring checks correctness only (no timing, no speedup)");
   c->add_option("--gpu-seconds", a->gpu_seconds, "GPU-second cap per episode for pkb commands (default: "
                                                  "agent.toml limits.gpu_seconds; 0 there = none)");
+  c->add_option("--max-output-tokens", a->max_output_tokens, "Output tokens per model reply (default: the "
+                 "model's; openai-compatible: " + std::to_string(llm::compatible_max_output_tokens) + ")")
+      ->check(CLI::PositiveNumber);
   c->add_option("--set", a->overrides, "Override an agent setting, e.g. --set limits.steps=20");
   c->add_option("--config", a->config, "Agent settings (default: config/agent.toml)");
   c->add_option("--prompts", a->prompts, "Prompt templates directory (default: prompts/)");

@@ -301,7 +301,8 @@ run_summary runner::run() {
   if (rc.demo) {
     rc.model.name = "demo";
   } else {
-    agent::chosen_model m = agent::choose_model(rc.o.model, or_default(rc.o.models, "config/models.toml"));
+    agent::chosen_model m =
+        agent::choose_model(rc.o.model, or_default(rc.o.models, "config/models.toml"), rc.o.max_output_tokens);
     rc.model = m.config;
     rc.client = std::move(m.client);
   }

@@ -1,5 +1,9 @@
 // The pieces of `pkagent run` that need no process: problem lists, PROBLEM.md, solution
 // extraction, compiler-output shaping, the wire format.
+#include <stdlib.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "agent/run/problem_task.h"
@@ -43,6 +47,22 @@ TEST(ProblemList, BadInputNamesThePart) {
   }
   EXPECT_THROW(parse_problem_list("5-2", suite()), std::invalid_argument);
   EXPECT_THROW(parse_problem_list("", suite()), std::invalid_argument);
+}
+
+TEST(RunPlan, ALocalServerOnAnotherPortContinuesTheRun) {
+  char tmpl[] = "/tmp/pk-run-plan-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  run_options o;
+  o.out = tmpl;
+  o.device = "cpu";
+  o.problems = {1};
+  o.model = "openai-compatible:http://127.0.0.1:8181/v1#gemma-3-270m";
+  const std::string id = open_run_dir(o);
+  o.model = "openai-compatible:http://127.0.0.1:39211/v1#gemma-3-270m";  // the server restarted elsewhere
+  EXPECT_EQ(open_run_dir(o), id);
+  o.model = "openai-compatible:http://127.0.0.1:8181/v1#another-model";
+  EXPECT_THROW(open_run_dir(o), std::invalid_argument);
+  std::filesystem::remove_all(tmpl);
 }
 
 TEST(ExtractSolution, FirstPythonBlockThenBareThenWhole) {
