@@ -55,8 +55,12 @@ metrics::episode_result make_result(const bench::problem& p, const bench::eval_r
   e.tokens_in = f.used.input_tokens;
   e.tokens_out = f.used.output_tokens;
   e.dollars = f.used.dollars;
+  e.dollars_known = f.prices_known;
   e.gpu_seconds = f.gpu_seconds;
-  e.wall_seconds = f.used.wall_seconds;
+  e.wall_seconds = f.used.wall_seconds + r.wall_seconds;  // docs/results.md: start to result
+  e.device = r.device;
+  // The bound is of the GPU the hardware spec describes: on a CPU it would compare unlike things.
+  if (r.device == "cuda") e.roofline_ms = r.roofline_ms;
   e.end_reason = f.end_reason;
   e.transcript = f.transcript;
   return e;

@@ -151,6 +151,7 @@ class run_driver {
     f.run_id = rc_.run_id;
     f.mode = rc_.o.mode;
     f.model = rc_.model.name;
+    f.prices_known = rc_.demo || rc_.model.price.known;
     f.sample = sample;
     f.transcript = fs::relative(ep / "transcript.jsonl", rc_.o.out).string();
     try {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/run/final_score.h"
 #include "agent/run/problem_task.h"
 #include "agent/run/run_plan.h"
 #include "agent/run/zero_shot.h"
@@ -63,6 +64,33 @@ TEST(RunPlan, ALocalServerOnAnotherPortContinuesTheRun) {
   o.model = "openai-compatible:http://127.0.0.1:8181/v1#another-model";
   EXPECT_THROW(open_run_dir(o), std::invalid_argument);
   std::filesystem::remove_all(tmpl);
+}
+
+TEST(FinalResult, RecordsDeviceBoundPricesAndTheWholeWallTime) {
+  const bench::problem& p = bench::find_problem(suite(), "1");
+  bench::eval_report r;
+  r.world = 2;
+  r.device = "cuda";
+  r.result = bench::verdict::correct;
+  r.speedup = 1.5;
+  r.reference = bench::timing_stats{0.6, 0.55, 0.65, 100};
+  r.candidate = bench::timing_stats{0.4, 0.38, 0.42, 100};
+  r.roofline_ms = 0.1;
+  r.wall_seconds = 42;
+  episode_facts f;
+  f.run_id = "r";
+  f.model = "openai-compatible:127.0.0.1/v1#m";
+  f.prices_known = false;
+  f.end_reason = "submitted";
+  f.used.wall_seconds = 100;
+  metrics::episode_result e = make_result(p, r, f);
+  EXPECT_DOUBLE_EQ(e.wall_seconds, 142) << "docs/results.md: start to result, the final scoring included";
+  EXPECT_EQ(e.device, "cuda");
+  EXPECT_EQ(e.roofline_ms, 0.1);
+  EXPECT_FALSE(e.dollars_known);
+  EXPECT_NO_THROW(metrics::result_from_json(metrics::to_json(e)));
+  r.device = "cpu";  // the hardware spec's bound is of a GPU
+  EXPECT_FALSE(make_result(p, r, f).roofline_ms);
 }
 
 TEST(ExtractSolution, FirstPythonBlockThenBareThenWhole) {
