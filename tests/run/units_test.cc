@@ -77,6 +77,7 @@ TEST(FinalResult, RecordsDeviceBoundPricesAndTheWholeWallTime) {
   r.candidate = bench::timing_stats{0.4, 0.38, 0.42, 100};
   r.roofline_ms = 0.1;
   r.wall_seconds = 42;
+  r.trials.resize(5);
   episode_facts f;
   f.run_id = "r";
   f.model = "openai-compatible:127.0.0.1/v1#m";
