@@ -28,12 +28,15 @@ struct agent_args {
   fs::path config_file, prompts_dir, models_file;
   std::vector<std::string> overrides;
   sandbox::spec sandbox;  // --sandbox, --gpus
+  std::optional<std::int64_t> max_output_tokens;
   bool quiet = false;
 
   void add(CLI::App* c) {
     add_shared_options(*c, {config_file, overrides, prompts_dir, models_file, sandbox.isolation, quiet});
     c->add_option("--gpus", sandbox.gpus, "Host GPU indices the episode may use (default: none)")->delimiter(',');
+    add_max_output_tokens_option(*c, max_output_tokens);
   }
+  chosen_model choose(const std::string& name) const { return choose_model(name, models(), max_output_tokens); }
   fs::path models() const { return or_default(models_file, "config/models.toml"); }
 
   episode_options options(agent_config cfg) const {
@@ -115,16 +118,23 @@ void add_episode(CLI::App& app, int& exit_code) {
       if (old.finished() && old.outcome.value("reason", "") != to_string(end_reason::model_error))
         throw std::invalid_argument(fmt::format("{}: this episode already finished ({}); choose another --out",
                                                 a->out, old.outcome.value("reason", "?")));
-      std::string model = old.header["model"]["name"];
-      if (!a->model.empty() && a->model != model)
+      const json& recorded = old.header["model"];
+      std::string model = recorded["name"];
+      if (!a->model.empty() && llm::model_identity(a->model) != model)
         throw std::invalid_argument(fmt::format("{}: the episode was started with model {}, not {}; "
                                                 "use replay --from-step to continue with another model",
                                                 a->out, model, a->model));
+      // An openai-compatible model is recorded without its port: reconnect where it was, unless
+      // --model says where the server is now.
+      if (!a->model.empty())
+        model = a->model;
+      else if (model.starts_with("openai-compatible:"))
+        model = fmt::format("openai-compatible:{}#{}", recorded.value("base_url", ""), recorded.value("model", ""));
       task_spec task = task_from_header(old.header);
       episode_options o = a->options(agent_config_from_json(old.header["config"]));
       if (!old.header["seed"].is_null()) o.seed = old.header["seed"].get<std::int64_t>();
       add_evaluator(o, task);
-      chosen_model m = choose_model(model, a->models());
+      chosen_model m = a->choose(model);
       o.model = m.config;
       fmt::print(stderr, "resuming {}: {} complete steps recorded\n", existing->string(), old.complete_steps());
       exit_code = exit_code_for(resume_episode(old, task, o, m.client.get(), a->out));
@@ -139,7 +149,7 @@ void add_episode(CLI::App& app, int& exit_code) {
     episode_options o = a->options(a->base_config());
     o.seed = a->seed;
     add_evaluator(o, task);
-    chosen_model m = choose_model(a->model, a->models());
+    chosen_model m = a->choose(a->model);
     o.model = m.config;
     exit_code = exit_code_for(start_episode(task, o, m.client.get(), a->out));
   });
@@ -193,7 +203,7 @@ void add_replay(CLI::App& app, int& exit_code) {
     if (a->from_step >= 0) {
       if (a->model.empty() || a->out.empty())
         throw CLI::ValidationError("replay", "--from-step needs --model NAME and --out DIR");
-      chosen_model m = choose_model(a->model, a->models());
+      chosen_model m = a->choose(a->model);
       o.model = m.config;
       exit_code = exit_code_for(replay_episode(t, a->from_step, task, o, m.client.get(), a->out));
       return;
@@ -270,6 +280,12 @@ CLI::Option* add_model_option(CLI::App& c, std::string& model, const std::string
   return c.add_option("--model", model, role + ": a name from config/models.toml (pkagent models), demo[:SCRIPT] "
                                                "(scripted replies, no key), or openai-compatible:URL#MODEL for any "
                                                "OpenAI-compatible server (docs/models.md)");
+}
+
+CLI::Option* add_max_output_tokens_option(CLI::App& c, std::optional<std::int64_t>& tokens) {
+  return c.add_option("--max-output-tokens", tokens, "Output tokens per model reply (default: the model's; "
+                      "openai-compatible: " + std::to_string(llm::compatible_max_output_tokens) + ")")
+      ->check(CLI::PositiveNumber);
 }
 
 void add_agent_commands(CLI::App& app, int& exit_code) {

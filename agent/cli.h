@@ -2,7 +2,9 @@
 // `pkagent replay` (render, re-execute, fork); and the options every agent command shares.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,9 @@ void add_shared_options(CLI::App& c, const shared_options& to);
 
 /// Adds --model: a name from the model table, demo[:SCRIPT], or openai-compatible:URL#MODEL.
 CLI::Option* add_model_option(CLI::App& c, std::string& model, const std::string& role);
+
+/// Adds --max-output-tokens: output tokens per model reply (unset: the model's own limit).
+CLI::Option* add_max_output_tokens_option(CLI::App& c, std::optional<std::int64_t>& tokens);
 
 /// Adds the `models`, `episode` and `replay` subcommands to `app`; they set `exit_code` when they run.
 void add_agent_commands(CLI::App& app, int& exit_code);

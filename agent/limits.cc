@@ -8,7 +8,7 @@
 namespace pk::agent {
 namespace {
 
-constexpr std::array<std::pair<end_reason, std::string_view>, 11> names{{
+constexpr std::array<std::pair<end_reason, std::string_view>, 12> names{{
     {end_reason::submitted, "submitted"},
     {end_reason::step_limit, "step_limit"},
     {end_reason::format_error_limit, "format_error_limit"},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<end_reason, std::string_view>, 11> names{{
     {end_reason::wall_time_limit, "wall_time_limit"},
     {end_reason::gpu_time_limit, "gpu_time_limit"},
     {end_reason::model_error, "model_error"},
+    {end_reason::context_overflow, "context_overflow"},
     {end_reason::sandbox_error, "sandbox_error"},
     {end_reason::replay_end, "replay_end"},
 }};
@@ -79,6 +80,17 @@ std::optional<limit_hit> exceeded(const episode_limits& limits, const usage_so_f
       return limit_hit{r.reason, fmt::format("{}: {} used of a limit of {}", r.name,
                                              show(r.used, r.unit), show(r.limit, r.unit))};
   return std::nullopt;
+}
+
+limit_hit end_for_model_failure(const llm::llm_error& e) {
+  if (e.what_kind() != llm::llm_error::kind::context_overflow)
+    return {end_reason::model_error, fmt::format("{} ({})", e.what(), llm::to_string(e.what_kind()))};
+  return {end_reason::context_overflow,
+          fmt::format("{}. The conversation no longer fits the model's context window: give the server a larger "
+                      "context (scripts/serve-local-model --ctx N, llama-server -c N, vllm --max-model-len N), "
+                      "lower the output limit per reply (--max-output-tokens N), or end episodes "
+                      "sooner (--set limits.steps=N)",
+                      e.what())};
 }
 
 std::vector<limit_warning> new_warnings(const episode_limits& limits, const usage_so_far& used,

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_config.h"
+#include "agent/llm/llm.h"
 
 namespace pk::agent {
 
@@ -24,6 +25,7 @@ enum class end_reason {
   wall_time_limit,
   gpu_time_limit,
   model_error,    ///< the provider failed past its retries, or the demo script ran out
+  context_overflow,  ///< the conversation no longer fits the model's context window
   sandbox_error,  ///< the sandbox could not be created
   replay_end,     ///< replay without a live model: the recorded replies ran out
 };
@@ -49,6 +51,10 @@ struct limit_hit {
 
 /// The first limit `used` has reached, if any (checked before each model call).
 std::optional<limit_hit> exceeded(const episode_limits& limits, const usage_so_far& used);
+
+/// How a model call that failed ends the episode: context_overflow (with what to change) when
+/// the provider refused a prompt too long for its context, model_error otherwise.
+limit_hit end_for_model_failure(const llm::llm_error& e);
 
 /// A limit the model should be warned about: past warn_fraction and not warned before.
 struct limit_warning {

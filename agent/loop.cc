@@ -78,7 +78,8 @@ class episode {
       try {
         r = live_->complete(req);
       } catch (const llm::llm_error& e) {
-        end(end_reason::model_error, fmt::format("{} ({})", e.what(), llm::to_string(e.what_kind())));
+        const limit_hit hit = end_for_model_failure(e);
+        end(hit.reason, hit.message);
         return std::nullopt;
       }
     }

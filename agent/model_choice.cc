@@ -5,7 +5,8 @@
 
 namespace pk::agent {
 
-chosen_model choose_model(const std::string& name, const std::filesystem::path& models_toml) {
+chosen_model choose_model(const std::string& name, const std::filesystem::path& models_toml,
+                          std::optional<std::int64_t> max_output_tokens) {
   if (name == "demo" || name.rfind("demo:", 0) == 0) {
     std::filesystem::path script = name == "demo" ? pk::config::data_path("prompts/demo/replies.md")
                                                   : std::filesystem::path(name.substr(5));
@@ -18,6 +19,7 @@ chosen_model choose_model(const std::string& name, const std::filesystem::path& 
   }
   chosen_model c;
   c.config = llm::resolve_model(name, models_toml);
+  if (max_output_tokens) c.config.defaults.max_output_tokens = *max_output_tokens;
   c.client = llm::make_client(c.config);
   return c;
 }
@@ -29,6 +31,7 @@ nlohmann::json model_record(const llm::model_config& m) {
           {"model", m.model},
           {"base_url", m.base_url},
           {"api_key_env", m.api_key_env},
+          {"max_output_tokens", m.defaults.max_output_tokens ? nlohmann::json(*m.defaults.max_output_tokens) : nlohmann::json()},
           {"prices_usd_per_mtok",
            {{"input", m.price.input}, {"cached_input", m.price.cached_input},
             {"output", m.price.output}, {"known", m.price.known}}}};

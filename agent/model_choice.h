@@ -3,7 +3,9 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -18,7 +20,9 @@ struct chosen_model {
 };
 
 /// Throws llm::llm_error (unknown model, unset key variable) or std::runtime_error (bad script).
-chosen_model choose_model(const std::string& name, const std::filesystem::path& models_toml);
+/// `max_output_tokens` (--max-output-tokens) replaces the model's default output limit per reply.
+chosen_model choose_model(const std::string& name, const std::filesystem::path& models_toml,
+                          std::optional<std::int64_t> max_output_tokens = std::nullopt);
 
 /// The header's record of a model: names and prices, and the variable holding the key (never
 /// its value).

@@ -1,6 +1,7 @@
 #include "agent/replay.h"
 
 #include <algorithm>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -26,6 +27,24 @@ std::string one_line(std::string s, std::size_t max = 80) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   if (s.size() > max) s = s.substr(0, max - 3) + "...";
   return s;
+}
+
+// The verdict on the episode's work, from where it was judged: the final scoring of a `pkagent
+// run` episode (result.json beside the transcript), else the task's check (the evaluation event).
+std::string verdict_text(const transcript_file& t) {
+  std::ifstream in(t.path.parent_path() / "result.json");
+  const json result = in ? json::parse(in, nullptr, false) : json();
+  if (result.is_object() && result.contains("verdict")) {
+    std::string s = fmt::format("verdict {} (final scoring on hidden inputs)", result.value("verdict", "?"));
+    if (result.value("speedup", json()).is_number())
+      s += fmt::format(", speedup {:.2f}x", result["speedup"].get<double>());
+    return s;
+  }
+  for (const json& e : t.events)
+    if (e["type"] == "evaluation")
+      return fmt::format("verdict {} (the task's check, score {})", e.value("passed", false) ? "passed" : "failed",
+                         e.value("score", json()).dump());
+  return "no verdict (nothing scored it: no check ran)";
 }
 
 std::string usage_line(const json& r) {
@@ -61,14 +80,16 @@ std::string render_md(const transcript_file& t) {
       const json& r = e["response"];
       md << fmt::format("\n## Step {}\n\n**Model**{} ({}):\n\n", e["step"].get<int>(),
                         e.value("replayed", false) ? " (replayed)" : "", usage_line(r));
-      if (!r.value("text", "").empty()) md << r.value("text", "") << "\n\n";
+      // Model text is shown verbatim in a fence: markup in it (an open fence, "<|im_end|>") stays text.
+      if (!r.value("text", "").empty()) md << fenced(r.value("text", ""), "text") << "\n";
       const json& a = e["action"];
       if (a["kind"] == "invalid")  // valid calls are shown as their action below
         for (const json& c : r.value("tool_calls", json::array()))
-          md << fmt::format("Tool call `{}`: `{}`\n\n", c.value("name", "?"), c.value("arguments_text", ""));
+          md << "Tool call:\n\n" << fenced(c.value("name", "?") + " " + c.value("arguments_text", ""), "text")
+             << "\n";
       if (a["kind"] == "bash") md << "Action: run\n\n" << fenced(a.value("command", ""), "bash");
       else if (a["kind"] == "submit") md << "Action: **submit**\n";
-      else md << fmt::format("Action: **format error** {}\n", a.value("problem", json()).dump());
+      else md << "Action: **format error**\n\n" << fenced(a.value("problem", json()).dump(), "json");
     } else if (type == "observation" && e.contains("text")) {
       md << fmt::format("\n**Observation**{}:\n\n",
                         e.contains("exit_code") ? fmt::format(" (exit {}, {:.2f} s)", e["exit_code"].get<int>(),
@@ -83,11 +104,11 @@ std::string render_md(const transcript_file& t) {
   if (t.finished()) {
     const json& o = t.outcome;
     const json& x = o["totals"];
-    md << fmt::format("\n## Outcome\n\n**{}**: {} — {} steps, score {}, {} in / {} out tokens, ${:.4f}, "
+    md << fmt::format("\n## Outcome\n\n**{}**: {} — {} steps, {}, {} in / {} out tokens, ${:.4f}, "
                       "{:.1f} s wall\n",
-                      o.value("reason", "?"), o.value("message", ""), o.value("steps", 0),
-                      o.value("score", json()).dump(), x.value("input_tokens", 0),
-                      x.value("output_tokens", 0), x.value("dollars", 0.0), x.value("wall_seconds", 0.0));
+                      o.value("reason", "?"), o.value("message", ""), o.value("steps", 0), verdict_text(t),
+                      x.value("input_tokens", 0), x.value("output_tokens", 0), x.value("dollars", 0.0),
+                      x.value("wall_seconds", 0.0));
   } else {
     md << "\n## Outcome\n\n**unfinished**: the transcript ends before the episode did (crashed or "
           "still running); `pkagent episode --out DIR` on its directory resumes it.\n";
@@ -115,8 +136,8 @@ std::string render_text(const transcript_file& t) {
         ? fmt::format(" -> exit {}", s.observation["exit_code"].get<int>()) : "";
     out << fmt::format("step {:>3}  {}{}\n", n, what, result);
   }
-  out << (t.finished() ? fmt::format("outcome: {} ({}), score {}\n", t.outcome.value("reason", "?"),
-                                     t.outcome.value("message", ""), t.outcome.value("score", json()).dump())
+  out << (t.finished() ? fmt::format("outcome: {} ({}), {}\n", t.outcome.value("reason", "?"),
+                                     t.outcome.value("message", ""), verdict_text(t))
                        : std::string("outcome: unfinished\n"));
   for (const auto& p : t.problems) out << fmt::format("problem: line {}: {}\n", p.line, p.reason);
   return out.str();

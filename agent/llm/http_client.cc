@@ -148,6 +148,8 @@ class http_client : public client {
                         fmt::format("HTTP {}: {}", status, provider_message), provider_message, out.retry_after};
       if (status == 401 || status == 403)
         f.message += cfg_.api_key_env.empty() ? "" : fmt::format(" (check the key in {})", cfg_.api_key_env);
+      if ((status == 400 || status == 413) && says_context_overflow(out.body))
+        f.kind = llm_error::kind::context_overflow;
       return f;
     }
     try {

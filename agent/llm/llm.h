@@ -178,8 +178,20 @@ class client {
 /// A client for `cfg`, reading its key from the environment now (never stored in cfg).
 std::unique_ptr<client> make_client(const model_config& cfg);
 
+/// The output limit an "openai-compatible:URL#MODEL" model gets when nothing sets one: without
+/// it, self-hosted servers (llama.cpp, vLLM) generate until the context is full, and the next
+/// step of an episode no longer fits. Enough for a whole kernel file in one reply.
+inline constexpr std::int64_t compatible_max_output_tokens = 4096;
+
+/// The name a model is recorded under (transcripts, run plans, results): a models.toml name as
+/// it is; for "openai-compatible:http://HOST:PORT/PATH#MODEL" the spec without scheme and port,
+/// "openai-compatible:HOST/PATH#MODEL", so that a server restarted on another port is the same
+/// model to a resumed run and to reports. Not itself a spec (resolve_model refuses it).
+std::string model_identity(const std::string& name_or_spec);
+
 /// Resolves `name_or_spec`: a model name from `models_toml`, or
-/// "openai-compatible:URL#MODEL" (no config entry; OPENAI_API_KEY sent as bearer when set).
+/// "openai-compatible:URL#MODEL" (no config entry; OPENAI_API_KEY sent as bearer when set;
+/// named by model_identity; output limited to compatible_max_output_tokens).
 /// Throws llm_error{kind::config} for an unknown name or an unset key variable, naming the
 /// variable to set; models.toml syntax and type errors throw pk::config::config_error.
 model_config resolve_model(const std::string& name_or_spec, const std::filesystem::path& models_toml);
@@ -196,6 +208,7 @@ class llm_error : public std::runtime_error {
     timeout,            ///< connect / request / idle timeout (once retries are exhausted)
     connection,         ///< could not connect, or the connection broke (once retries are exhausted)
     config,             ///< unknown model, missing key variable, bad spec
+    context_overflow,   ///< the provider refused the request: the prompt does not fit its context
   };
   llm_error(kind k, std::string message, int status = 0, std::string provider_message = {},
             int retries = 0);

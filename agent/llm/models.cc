@@ -1,4 +1,5 @@
 // config/models.toml -> model_config, and "openai-compatible:URL#MODEL" specs.
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -136,6 +137,27 @@ void require_key(const model_config& m) {
 
 }  // namespace
 
+std::string model_identity(const std::string& name_or_spec) {
+  if (!name_or_spec.starts_with(compatible_prefix)) return name_or_spec;
+  std::string rest = name_or_spec.substr(compatible_prefix.size());
+  const auto scheme = rest.find("://");
+  const auto hash = rest.rfind('#');
+  if (scheme == std::string::npos || hash == std::string::npos || hash < scheme) return name_or_spec;
+  rest.erase(0, scheme + 3);
+  const std::size_t host_end = std::min(rest.find('/'), rest.rfind('#'));
+  const auto colon = rest.rfind(':', host_end);
+  // "[::1]:8080": the port's colon comes after the closing bracket.
+  const auto bracket = rest.find(']');
+  if (colon != std::string::npos && colon < host_end && (bracket == std::string::npos || colon > bracket))
+    rest.erase(colon, host_end - colon);
+  while (true) {  // "HOST/v1/#m" and "HOST/v1#m" are the same server
+    const auto h = rest.rfind('#');
+    if (h == 0 || rest[h - 1] != '/') break;
+    rest.erase(h - 1, 1);
+  }
+  return std::string(compatible_prefix) + rest;
+}
+
 std::vector<model_config> load_models(const std::filesystem::path& models_toml) {
   return read_file(models_toml);
 }
@@ -150,8 +172,9 @@ model_config resolve_model(const std::string& name_or_spec, const std::filesyste
                                   "openai-compatible:http://127.0.0.1:8080/v1#qwen2.5-coder",
                                   name_or_spec));
     model_config m;
-    m.name = name_or_spec;
+    m.name = model_identity(name_or_spec);
     m.provider = protocol::openai_chat;
+    m.defaults.max_output_tokens = compatible_max_output_tokens;
     m.base_url = rest.substr(0, hash);
     while (!m.base_url.empty() && m.base_url.back() == '/') m.base_url.pop_back();
     if (!m.base_url.starts_with("http://") && !m.base_url.starts_with("https://"))

@@ -1,5 +1,8 @@
 #include "agent/llm/provider.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <fmt/format.h>
 
 namespace pk::llm::detail {
@@ -14,6 +17,18 @@ std::string provider::error_message(const json& reply) const {
     if (m != e->end() && m->is_string()) return m->get<std::string>();
   }
   return e->dump();
+}
+
+bool says_context_overflow(std::string_view error_body) {
+  static constexpr std::string_view phrases[] = {
+      "context_length_exceeded",         "exceed_context_size_error", "exceeds the available context size",
+      "maximum context length",          "prompt is too long",        "exceeds the context window",
+      "exceeds the maximum number of tokens", "input is too long for the model",
+  };
+  std::string lower(error_body);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return std::any_of(std::begin(phrases), std::end(phrases),
+                     [&](std::string_view p) { return lower.find(p) != std::string::npos; });
 }
 
 tool_call make_tool_call(std::string id, std::string name, std::string arguments_text) {

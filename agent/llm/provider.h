@@ -62,6 +62,11 @@ std::unique_ptr<provider> make_anthropic();
 
 // Helpers shared by the providers.
 
+/// Whether an error reply (its body) says the prompt does not fit the model's context. Servers
+/// say it in their own words: OpenAI's `context_length_exceeded`, llama.cpp's
+/// `exceed_context_size_error`, vLLM's "maximum context length", Anthropic's "prompt is too long".
+bool says_context_overflow(std::string_view error_body);
+
 /// A tool call from its wire pieces; arguments that are not a JSON object are kept as text and
 /// flagged, so that the agent can tell the model instead of crashing.
 tool_call make_tool_call(std::string id, std::string name, std::string arguments_text);

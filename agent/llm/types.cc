@@ -43,6 +43,7 @@ std::string_view to_string(llm_error::kind k) {
     case llm_error::kind::timeout: return "timeout";
     case llm_error::kind::connection: return "connection";
     case llm_error::kind::config: return "config";
+    case llm_error::kind::context_overflow: return "context overflow";
   }
   return "?";
 }

@@ -136,6 +136,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   c->add_option("--gpu-seconds", o.gpu_seconds_cap, "GPU-second cap per episode for pkb commands (default: "
                                                     "agent.toml limits.gpu_seconds; 0 there = none)");
   agent::add_shared_options(*c, {o.agent_config, o.overrides, o.prompts, o.models, o.isolation, o.quiet});
+  agent::add_max_output_tokens_option(*c, o.max_output_tokens);
   c->add_option("--hardware", o.hardware, "Hardware spec shown to the model (default: config/hardware/h200x2.toml)");
   c->add_option("--suite-dir", o.suite, "Problems directory (default: bench/problems)");
   c->add_option("--pkb", o.pkb_binary, "The pkb client binary (default: beside pkagent)");

@@ -53,6 +53,7 @@ bool episode_driver::run(const bench::problem& problem, int sample) {
   facts.run_id = setup_.run_id;
   facts.mode = setup_.o.mode;
   facts.model = setup_.model.name;
+  facts.prices_known = setup_.demo || setup_.model.price.known;
   facts.sample = sample;
   facts.transcript = fs::relative(ep / "transcript.jsonl", setup_.o.out).string();
   try {

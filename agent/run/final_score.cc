@@ -45,6 +45,7 @@ metrics::episode_result episode_record(const bench::problem& p, int world, const
   e.tokens_in = f.used.input_tokens;
   e.tokens_out = f.used.output_tokens;
   e.dollars = f.used.dollars;
+  e.dollars_known = f.prices_known;
   e.gpu_seconds = f.gpu_seconds;
   e.wall_seconds = f.used.wall_seconds;
   e.end_reason = f.end_reason;
@@ -56,6 +57,10 @@ metrics::episode_result make_result(const bench::problem& p, const bench::eval_r
   metrics::episode_result e = episode_record(p, r.world, f);
   e.verdict = bench::to_string(r.result);
   e.correct = r.ok();
+  e.wall_seconds += r.wall_seconds;  // docs/results.md: start to result
+  e.device = r.device;
+  // The bound is of the GPU the hardware spec describes: on a CPU it would compare unlike things.
+  if (r.device == "cuda") e.roofline_ms = r.roofline_ms;
   if (r.ok() && r.speedup && r.reference && r.candidate) {
     e.speedup = *r.speedup;
     // Half the p10..p90 spread of the reference's calls, relative to its median: a speedup within

@@ -25,6 +25,7 @@ struct episode_facts {
   std::string run_id;
   metrics::run_mode mode = metrics::run_mode::agent;
   std::string model;
+  bool prices_known = true;     ///< false: the model has no prices, its dollars are unknown
   int sample = 0;
   std::string end_reason;
   agent::usage_so_far used;

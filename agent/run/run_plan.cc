@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "agent/run/atomic_file.h"
+#include "agent/llm/llm.h"
 
 namespace pk::run {
 namespace fs = std::filesystem;
@@ -70,7 +71,7 @@ std::vector<int> parse_problem_list(std::string_view spec, const std::vector<ben
 
 json plan_json(const run_options& o, const std::string& run_id) {
   return {{"format", "pkagent-run"}, {"version", 1}, {"run_id", run_id},
-          {"mode", std::string(metrics::to_string(o.mode))}, {"model", o.model}, {"device", o.device},
+          {"mode", std::string(metrics::to_string(o.mode))}, {"model", llm::model_identity(o.model)}, {"device", o.device},
           {"world", o.world}, {"samples", o.samples}, {"problems", o.problems},
           {"final_trials", o.final_trials}, {"check_trials", o.check_trials}};
 }
@@ -85,10 +86,13 @@ std::string open_run_dir(const run_options& o) {
       throw std::invalid_argument(fmt::format("{}: not a pkagent run plan; choose another --out", file.string()));
     const json now = plan_json(o, "");
     for (const char* key : {"mode", "model", "device", "world", "final_trials"}) {
-      if (old.value(key, json()) != now[key])
+      json was = old.value(key, json());
+      // Compared as identities: a plan may hold an openai-compatible spec with its port.
+      if (std::string_view(key) == "model" && was.is_string()) was = llm::model_identity(was.get<std::string>());
+      if (was != now[key])
         throw std::invalid_argument(fmt::format(
             "{} holds a run with {} = {}, not {}; rerun with the same options to resume it, or choose another --out",
-            o.out.string(), key, old.value(key, json()).dump(), now[key].dump()));
+            o.out.string(), key, was.dump(), now[key].dump()));
     }
     std::string id = old.value("run_id", "");
     // Samples and problems may grow; record the union so the report knows the whole plan.

@@ -2,6 +2,7 @@
 // file (run.json), which a rerun on the same directory must agree with to resume it.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -45,6 +46,7 @@ struct run_options {
   int final_trials = 5;                ///< final scoring
   bool final_perf = true;              ///< time the solution at final scoring
   std::optional<double> gpu_seconds_cap;  ///< per episode, for pkb commands; unset: agent.toml's
+  std::optional<std::int64_t> max_output_tokens;  ///< per model reply; unset: the model's default
   std::filesystem::path pkb_binary;    ///< empty: `pkb` beside the running executable
   bool quiet = false;
   std::optional<double> max_dollars;   ///< model spend of the whole run, all parts together (run_ledger.h)

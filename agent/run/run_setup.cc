@@ -44,7 +44,8 @@ void choose_run_model(run_setup& setup) {
     setup.model.name = "demo";
     return;
   }
-  agent::chosen_model m = agent::choose_model(setup.o.model, or_default(setup.o.models, "config/models.toml"));
+  agent::chosen_model m = agent::choose_model(setup.o.model, or_default(setup.o.models, "config/models.toml"),
+                                              setup.o.max_output_tokens);
   setup.model = m.config;
   setup.client = std::move(m.client);
 }

@@ -27,6 +27,7 @@ spend& spend::operator+=(const spend& o) {
   tokens_in += o.tokens_in;
   tokens_out += o.tokens_out;
   dollars += o.dollars;
+  unpriced += o.unpriced;
   gpu_seconds += o.gpu_seconds;
   wall_seconds += o.wall_seconds;
   return *this;
@@ -48,13 +49,14 @@ std::optional<double> problem_stats::geomean_speedup() const {
   return std::exp(log_sum / static_cast<double>(speedups.size()));
 }
 
-std::optional<double> problem_stats::median_noise() const {
-  if (noises.empty()) return std::nullopt;
-  auto sorted = noises;
-  std::sort(sorted.begin(), sorted.end());
-  auto n = sorted.size();
-  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+std::optional<double> median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  auto n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
+
+std::optional<double> problem_stats::median_noise() const { return median(noises); }
 
 std::vector<problem_stats> problem_statistics(std::span<const episode_result> results) {
   std::map<int, problem_stats> by_id;
@@ -81,9 +83,10 @@ std::vector<problem_stats> problem_statistics(std::span<const episode_result> re
         p.speedups.push_back(*r.speedup);
         p.noises.push_back(r.noise.value_or(0.0));
       }
+      if (auto f = roofline_fraction(r)) p.roofline_fractions.push_back(*f);
     }
     for (std::size_t i = 0; i < fast_thresholds.size(); ++i) p.fast[i] += is_fast(r, fast_thresholds[i]);
-    p.total += spend{r.tokens_in, r.tokens_out, r.dollars, r.gpu_seconds, r.wall_seconds};
+    p.total += spend{r.tokens_in, r.tokens_out, r.dollars, r.dollars_known ? 0 : 1, r.gpu_seconds, r.wall_seconds};
   }
   std::vector<problem_stats> out;
   for (auto& [id, p] : by_id) out.push_back(std::move(p));
@@ -136,6 +139,10 @@ group_stats aggregate(std::span<const problem_stats> problems, const bootstrap_o
     g.geomean_speedup = e;
   }
 
+  std::vector<double> fractions;
+  for (const auto& p : problems) fractions.insert(fractions.end(), p.roofline_fractions.begin(), p.roofline_fractions.end());
+  g.median_roofline_fraction = median(std::move(fractions));
+
   g.dollars_per_problem = g.total.dollars / g.problems;
   g.tokens_per_problem = static_cast<double>(g.total.tokens()) / g.problems;
   g.gpu_seconds_per_problem = g.total.gpu_seconds / g.problems;
@@ -160,6 +167,8 @@ std::vector<run_summary> summarize(std::span<const episode_result> results, cons
   for (const auto& key : order) {
     run_summary s;
     std::tie(s.run_id, s.mode, s.model) = key;
+    for (const auto& r : runs[key])
+      if (!r.device.empty()) s.device = s.device.empty() || s.device == r.device ? r.device : "mixed";
     s.problems = problem_statistics(runs[key]);
     s.overall = aggregate(s.problems, options);
     for (category cat : all_categories) {

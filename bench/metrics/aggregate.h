@@ -26,7 +26,8 @@ bool is_fast(const episode_result& result, double p);
 struct spend {
   std::int64_t tokens_in = 0;
   std::int64_t tokens_out = 0;
-  double dollars = 0;
+  double dollars = 0;       // of the episodes whose prices are known
+  int unpriced = 0;         // episodes whose model has no known prices (their dollars are unknown)
   double gpu_seconds = 0;
   double wall_seconds = 0;
 
@@ -43,6 +44,7 @@ struct problem_stats {
   std::array<int, fast_thresholds.size()> fast{};  // samples that are fast_p, per threshold
   std::vector<double> speedups;                    // of correct, timed samples
   std::vector<double> noises;                      // their noise bounds
+  std::vector<double> roofline_fractions;          // of correct, timed samples with a bound
   std::map<std::string, int> verdicts;
   spend total;
 
@@ -68,6 +70,7 @@ struct group_stats {
   std::vector<estimate> pass_at_k;                    // [k - 1]
   std::array<std::vector<estimate>, fast_thresholds.size()> fast_at_k;
   std::optional<estimate> geomean_speedup;  // over problems with a correct timed sample
+  std::optional<double> median_roofline_fraction;  // over every correct timed solution with a bound
   spend total;
   double dollars_per_problem = 0;
   double tokens_per_problem = 0;
@@ -80,12 +83,16 @@ struct run_summary {
   std::string run_id;
   run_mode mode = run_mode::agent;
   std::string model;
+  std::string device;  // "cuda", "cpu", "mixed", or "" when its results do not say (version 1)
   std::vector<problem_stats> problems;  // by problem id
   group_stats overall;
   std::vector<std::pair<category, group_stats>> categories;  // those present, in all_categories order
   int infrastructure_failures = 0;  // episodes that could not run (is_infrastructure_failure), counted as failures
   std::optional<group_stats> without_infrastructure;  // overall, those episodes left out; set when some exist
 };
+
+/// The median of `values`; nullopt when there are none.
+std::optional<double> median(std::vector<double> values);
 
 /// Per-problem statistics of one run's results (any order). Throws std::invalid_argument when the
 /// results disagree about a problem (stem, category) or mix runs.

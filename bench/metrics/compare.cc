@@ -80,11 +80,12 @@ comparison compare(const run_summary& a, const run_summary& b, const bootstrap_o
     c.fast1.push_back(difference(pr, k, k, std::size_t{0}, options));
   }
 
-  // Spend in dollars when both runs paid; else in tokens (local or free models); else not at all.
+  // Spend in dollars when both runs paid at known prices; else in tokens (local, free or unpriced
+  // models); else not at all.
   int episodes_a = 0, episodes_b = 0;
   double dollars_a = spend_of(pr.a, true, episodes_a), dollars_b = spend_of(pr.b, true, episodes_b);
   double tokens_a = spend_of(pr.a, false, episodes_a), tokens_b = spend_of(pr.b, false, episodes_b);
-  if (dollars_a > 0 && dollars_b > 0) {
+  if (dollars_a > 0 && dollars_b > 0 && a.overall.total.unpriced == 0 && b.overall.total.unpriced == 0) {
     c.spend_unit = "dollars";
     c.spend_per_sample_a = dollars_a / episodes_a;
     c.spend_per_sample_b = dollars_b / episodes_b;

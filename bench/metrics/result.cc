@@ -85,6 +85,11 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 
 }  // namespace
 
+std::optional<double> roofline_fraction(const episode_result& r) {
+  if (!r.correct || !r.timings || !r.roofline_ms) return std::nullopt;
+  return *r.roofline_ms / r.timings->solution_ms;
+}
+
 std::string_view to_string(run_mode mode) { return mode == run_mode::agent ? "agent" : "zeroshot"; }
 
 std::string_view to_string(category cat) { return category_names[static_cast<std::size_t>(cat)]; }
@@ -124,9 +129,11 @@ json to_json(const episode_result& r) {
           {"noise", optional_number(r.noise)},
           {"timing", timings},
           {"tokens", {{"in", r.tokens_in}, {"out", r.tokens_out}}},
-          {"dollars", r.dollars},
+          {"dollars", r.dollars_known ? json(r.dollars) : json(nullptr)},
           {"gpu_seconds", r.gpu_seconds},
           {"wall_seconds", r.wall_seconds},
+          {"device", r.device},
+          {"roofline_ms", optional_number(r.roofline_ms)},
           {"end_reason", r.end_reason},
           {"transcript", r.transcript}};
 }
@@ -134,8 +141,8 @@ json to_json(const episode_result& r) {
 episode_result result_from_json(const json& object) {
   fields f(object, "");
   auto version = f.integer("version", 1);
-  if (version != results_format_version)
-    f.fail("version", fmt::format("is {}, this pkagent reads version {} (see docs/results.md)", version,
+  if (version > results_format_version)
+    f.fail("version", fmt::format("is {}, this pkagent reads versions 1 to {} (see docs/results.md)", version,
                                   results_format_version));
   episode_result r;
   r.run_id = f.text("run_id");
@@ -173,9 +180,15 @@ episode_result result_from_json(const json& object) {
   r.tokens_in = tok.integer("in", 0);
   r.tokens_out = tok.integer("out", 0);
   tok.finish();
-  r.dollars = f.number("dollars", false);
+  r.dollars_known = version < 2 || !f.is_null("dollars");
+  if (r.dollars_known) r.dollars = f.number("dollars", false);
   r.gpu_seconds = f.number("gpu_seconds", false);
   r.wall_seconds = f.number("wall_seconds", false);
+  if (version >= 2) {
+    r.device = f.text("device");
+    if (r.device != "cuda" && r.device != "cpu") f.fail("device", fmt::format("\"{}\" is not cuda or cpu", r.device));
+    if (!f.is_null("roofline_ms")) r.roofline_ms = f.number("roofline_ms", true);
+  }
   r.end_reason = f.name("end_reason");
   r.transcript = f.text("transcript", true);
   f.finish();

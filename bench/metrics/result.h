@@ -15,7 +15,8 @@
 namespace pk::metrics {
 
 /// Version of the result format; bump on any incompatible change and say so in docs/results.md.
-inline constexpr int results_format_version = 1;
+/// Readers also accept version 1 (no device, no roofline bound, dollars always known).
+inline constexpr int results_format_version = 2;
 
 enum class run_mode { agent, zeroshot };
 
@@ -55,8 +56,11 @@ struct episode_result {
   std::int64_t tokens_in = 0;
   std::int64_t tokens_out = 0;
   double dollars = 0;
-  double gpu_seconds = 0;
-  double wall_seconds = 0;
+  bool dollars_known = true;  // false: the model's prices are unknown, `dollars` (0) means nothing
+  double gpu_seconds = 0;     // leases, world size x seconds: GPUs on cuda, evaluation slots on cpu
+  double wall_seconds = 0;    // the episode and its final scoring
+  std::string device;         // "cuda" or "cpu": where it was scored; empty in version-1 results
+  std::optional<double> roofline_ms;  // the problem's bound per call on the run's hardware spec (cuda only)
   std::string end_reason;  // why the episode ended, e.g. "submitted", "step_limit"
   std::string transcript;  // path of the transcript, relative to the run directory
 };
@@ -72,6 +76,10 @@ class result_error : public std::runtime_error {
 /// the run is resumed. Reports count these apart (docs/results.md).
 inline constexpr std::string_view infrastructure_verdict = "harness_error";
 inline bool is_infrastructure_failure(const episode_result& r) { return r.verdict == infrastructure_verdict; }
+
+/// How close a correct timed solution came to its roofline bound: bound / solution time (1 = at
+/// the bound). nullopt when the result is not correct, not timed or has no bound.
+std::optional<double> roofline_fraction(const episode_result& result);
 
 nlohmann::json to_json(const episode_result& result);
 /// Strict: every field checked for presence, type and range; unknown fields refused.

@@ -148,6 +148,24 @@ std::string line_chart(const std::string& title, const axis& x, const axis& y, c
   return s + legend(entries) + "</svg>\n";
 }
 
+std::string note_chart(const std::string& title, const std::vector<std::string>& lines) {
+  constexpr double line_height = 22;
+  const double h = top + line_height * static_cast<double>(lines.size()) + 24;
+  std::string s = fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart note" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
+      R"(role="img" aria-label="{2}">)"
+      "\n<rect width=\"{0}\" height=\"{1}\" fill=\"#fff\"/>\n"
+      R"(<text x="{3}" y="22" font-size="16" font-weight="600">{2}</text>)"
+      "\n",
+      width, h, escape_text(title), left);
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    s += fmt::format(R"(<text x="{}" y="{:.0f}" font-size="14"{}>{}</text>)"
+                     "\n",
+                     left, top + line_height * static_cast<double>(i), i == 0 ? R"( font-style="italic")" : "",
+                     escape_text(lines[i]));
+  return s + "</svg>\n";
+}
+
 std::string log_histogram(const std::string& title, const std::string& x_label,
                           const std::vector<histogram_group>& groups, double marker) {
   // Quarter-octave bins covering every value and the marker.

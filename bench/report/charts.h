@@ -38,6 +38,10 @@ struct histogram_group {
 std::string log_histogram(const std::string& title, const std::string& x_label,
                           const std::vector<histogram_group>& groups, double marker);
 
+/// A chart frame holding sentences instead of a plot, for data that cannot be drawn as one (one
+/// sample per problem, nothing correct yet): the reader sees why, not an empty frame.
+std::string note_chart(const std::string& title, const std::vector<std::string>& lines);
+
 /// Text made safe for HTML/SVG content and attribute values (& < > ").
 std::string escape_xml(const std::string& text);
 

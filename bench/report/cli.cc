@@ -16,6 +16,7 @@ namespace {
 
 struct report_options {
   std::vector<std::filesystem::path> runs;
+  std::vector<std::string> labels;
   std::filesystem::path html;
   metrics::bootstrap_options bootstrap;
 };
@@ -33,7 +34,7 @@ void write_file(const std::filesystem::path& file, const std::string& text) {
 }
 
 int run_report(const report_options& o) {
-  auto set = load_runs(o.runs, o.bootstrap);
+  auto set = load_runs(o.runs, o.bootstrap, o.labels);
   auto doc = build_document(set);
   if (!o.html.empty()) write_file(o.html, render_html(doc, set));
   fmt::print("{}", render_markdown(doc));
@@ -57,6 +58,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("RUN_DIR", opts->runs, "Run directories (pkagent run --out DIR) or results.jsonl files")
       ->required()
       ->check(CLI::ExistingPath);
+  cmd->add_option("--label", opts->labels,
+                  "Short name of a run in tables and charts, one per RUN_DIR in order (default: mode · model, "
+                  "shortened)");
   cmd->add_option("--html", opts->html, "Also write one self-contained HTML page with charts to this file");
   cmd->add_option("--bootstrap", opts->bootstrap.replicates, "Bootstrap resamples for the 95% intervals")
       ->capture_default_str()

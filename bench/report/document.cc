@@ -25,6 +25,50 @@ block table_block(table t) {
   return {block::kind::table, {}, std::move(t), {}};
 }
 
+// What a run leased, by device: GPUs on cuda; on cpu, evaluation slots stand in for GPUs and
+// are never called GPUs. Version-1 results do not say which.
+std::string lease_unit(const std::string& device) {
+  if (device == "cuda") return "GPU-s";
+  if (device == "cpu") return "CPU slot-s";
+  return "lease-s";
+}
+
+// The lease unit every run shares, or "" when they differ (then each cell names its own).
+std::string common_lease_unit(const run_set& set) {
+  std::string unit;
+  for (const auto& r : set.runs) {
+    const auto u = lease_unit(r.summary.device);
+    if (!unit.empty() && u != unit) return "";
+    unit = u;
+  }
+  return unit;
+}
+
+std::string leased_header(const run_set& set) {
+  const auto unit = common_lease_unit(set);
+  return unit.empty() ? "leased" : unit;
+}
+
+std::string leased_cell(const run_set& set, const report_run& r, double seconds) {
+  return common_lease_unit(set).empty() ? fmt::format("{:.1f} {}", seconds, lease_unit(r.summary.device))
+                                        : fmt::format("{:.1f}", seconds);
+}
+
+// Dollars when every episode's model had prices; "unknown" (not "$0") when none had.
+std::string dollars_cell(double amount, const metrics::spend& s, int episodes) {
+  if (s.unpriced == 0) return dollars(amount);
+  if (s.unpriced >= episodes) return "unknown";
+  return fmt::format("{} + {} unpriced", dollars(amount), s.unpriced);
+}
+
+std::string bound_fraction_cell(const std::optional<double>& f) { return f ? percent(*f) : std::string("—"); }
+
+std::string device_cell(const std::string& device) {
+  if (device == "cuda") return "cuda (GPUs)";
+  if (device == "cpu") return "cpu (gloo)";
+  return device.empty() ? "not recorded" : device;
+}
+
 int max_samples(const run_set& set) {
   int n = 0;
   for (const auto& r : set.runs) n = std::max(n, r.summary.overall.min_samples);
@@ -41,6 +85,11 @@ table overall_table(const run_set& set) {
   auto row = [&](std::string name, auto cell) {
     std::vector<std::string> cells{std::move(name)};
     for (const auto& r : set.runs) cells.push_back(cell(r.summary.overall));
+    t.rows.push_back(std::move(cells));
+  };
+  auto run_row = [&](std::string name, auto cell) {  // a cell that needs the run, not only its numbers
+    std::vector<std::string> cells{std::move(name)};
+    for (const auto& r : set.runs) cells.push_back(cell(r));
     t.rows.push_back(std::move(cells));
   };
   row("problems solved (any sample correct)", [](const group_stats& g) { return fraction(g.solved, g.problems); });
@@ -84,17 +133,24 @@ table overall_table(const run_set& set) {
   }
   row("geomean speedup (correct)",
       [](const group_stats& g) { return g.geomean_speedup ? speedup(*g.geomean_speedup) : std::string("—"); });
+  row("fraction of roofline bound (median, correct)",
+      [](const group_stats& g) { return bound_fraction_cell(g.median_roofline_fraction); });
   row("tokens per problem", [](const group_stats& g) { return tokens(g.tokens_per_problem); });
   row("tokens per success",
       [](const group_stats& g) { return g.tokens_per_success ? tokens(*g.tokens_per_success) : std::string("—"); });
-  row("dollars per problem", [](const group_stats& g) { return dollars(g.dollars_per_problem); });
-  row("dollars per success",
-      [](const group_stats& g) { return g.dollars_per_success ? dollars(*g.dollars_per_success) : std::string("—"); });
-  row("dollars in all", [](const group_stats& g) { return dollars(g.total.dollars); });
-  row("GPU-seconds (per problem)", [](const group_stats& g) {
-    return fmt::format("{:.1f} ({:.1f})", g.total.gpu_seconds, g.gpu_seconds_per_problem);
+  row("dollars per problem",
+      [](const group_stats& g) { return dollars_cell(g.dollars_per_problem, g.total, g.episodes); });
+  row("dollars per success", [](const group_stats& g) {
+    return g.dollars_per_success ? dollars_cell(*g.dollars_per_success, g.total, g.episodes) : std::string("—");
   });
-  row("episode wall time in all", [](const group_stats& g) { return seconds(g.total.wall_seconds); });
+  row("dollars in all", [](const group_stats& g) { return dollars_cell(g.total.dollars, g.total, g.episodes); });
+  run_row("leased (per problem)", [](const report_run& r) {
+    const auto& g = r.summary.overall;
+    return fmt::format("{:.1f} {} ({:.1f})", g.total.gpu_seconds, lease_unit(r.summary.device),
+                       g.gpu_seconds_per_problem);
+  });
+  row("wall time in all (episodes with final scoring)",
+      [](const group_stats& g) { return seconds(g.total.wall_seconds); });
   return t;
 }
 
@@ -147,8 +203,9 @@ std::vector<block> comparison_blocks(const report_run& a, const report_run& b, c
 
 table category_table(const run_set& set, metrics::category cat) {
   table t;
-  t.header = {"run",    "problems", "solved", "correct",  "fast_1", "fast_1.5", "fast_2", "pass@k (k = 1, 2, ...)",
-              "fast_1@k", "geomean speedup", "$ per problem", "$ per success", "GPU-s"};
+  t.header = {"run",      "problems",        "solved",         "correct",       "fast_1",
+              "fast_1.5", "fast_2",          "pass@k (k = 1, 2, ...)", "fast_1@k", "geomean speedup",
+              "bound fraction (median)", "$ per problem", "$ per success", leased_header(set)};
   t.numeric.assign(t.header.size(), true);
   t.numeric[0] = false;
   for (const auto& r : set.runs)
@@ -157,8 +214,10 @@ table category_table(const run_set& set, metrics::category cat) {
       t.rows.push_back({r.label, std::to_string(g.problems), fraction(g.solved, g.problems), percent(g.correct),
                         percent(g.fast[0]), percent(g.fast[1]), percent(g.fast[2]), rates_at_k(g.pass_at_k),
                         rates_at_k(g.fast_at_k[0]), g.geomean_speedup ? speedup(*g.geomean_speedup) : "—",
-                        dollars(g.dollars_per_problem), g.dollars_per_success ? dollars(*g.dollars_per_success) : "—",
-                        fmt::format("{:.1f}", g.total.gpu_seconds)});
+                        bound_fraction_cell(g.median_roofline_fraction),
+                        dollars_cell(g.dollars_per_problem, g.total, g.episodes),
+                        g.dollars_per_success ? dollars_cell(*g.dollars_per_success, g.total, g.episodes) : "—",
+                        leased_cell(set, r, g.total.gpu_seconds)});
     }
   return t;
 }
@@ -178,11 +237,12 @@ std::string per_problem_rates(const problem_stats& p, std::optional<std::size_t>
 
 table problem_table(const run_set& set) {
   table t;
-  t.header = {"problem", "category", "run",    "samples", "correct", "fast_1", "fast_1.5", "fast_2",
-              "pass@k (k = 1, 2, ...)", "fast_1@k", "geomean speedup", "noise (median)", "verdicts",
-              "tokens", "$", "$ per success", "GPU-s"};
+  // fast_1, fast_1.5 and fast_2 share a column, so that the table fits a page.
+  t.header = {"problem", "category", "run", "samples", "correct", "fast_1 · fast_1.5 · fast_2",
+              "pass@k (k = 1, 2, ...)", "fast_1@k", "geomean speedup", "bound fraction (median)", "noise (median)",
+              "verdicts", "tokens", "$", "$ per success", leased_header(set)};
   t.numeric.assign(t.header.size(), true);
-  for (int i : {0, 1, 2, 12}) t.numeric[static_cast<std::size_t>(i)] = false;
+  for (int i : {0, 1, 2, 11}) t.numeric[static_cast<std::size_t>(i)] = false;
   std::map<int, std::vector<std::pair<const report_run*, const problem_stats*>>> by_problem;
   for (const auto& r : set.runs)
     for (const auto& p : r.summary.problems) by_problem[p.id].emplace_back(&r, &p);
@@ -192,12 +252,15 @@ table problem_table(const run_set& set) {
       auto noise = p->median_noise();
       auto geo = p->geomean_speedup();
       t.rows.push_back({fmt::format("{}_{}", p->id, p->stem), std::string(metrics::to_string(p->problem_category)),
-                        run->label, std::to_string(p->samples), rate(p->correct), rate(p->fast[0]), rate(p->fast[1]),
-                        rate(p->fast[2]), per_problem_rates(*p, std::nullopt), per_problem_rates(*p, 0),
-                        geo ? speedup(*geo) : "—", noise ? fmt::format("±{:.1f}%", 100 * *noise) : "—",
-                        verdict_counts(*p), tokens(static_cast<double>(p->total.tokens())), dollars(p->total.dollars),
-                        p->correct ? dollars(p->total.dollars / p->correct) : "—",
-                        fmt::format("{:.1f}", p->total.gpu_seconds)});
+                        run->label, std::to_string(p->samples), rate(p->correct),
+                        fmt::format("{} · {} · {}", rate(p->fast[0]), rate(p->fast[1]), rate(p->fast[2])),
+                        per_problem_rates(*p, std::nullopt), per_problem_rates(*p, 0),
+                        geo ? speedup(*geo) : "—", bound_fraction_cell(metrics::median(p->roofline_fractions)),
+                        noise ? fmt::format("±{:.1f}%", 100 * *noise) : "—", verdict_counts(*p),
+                        tokens(static_cast<double>(p->total.tokens())),
+                        dollars_cell(p->total.dollars, p->total, p->samples),
+                        p->correct ? dollars_cell(p->total.dollars / p->correct, p->total, p->samples) : "—",
+                        leased_cell(set, *run, p->total.gpu_seconds)});
     }
   return t;
 }
@@ -233,16 +296,19 @@ document build_document(const run_set& set) {
       "{} run(s), {} problem(s), {} episode(s). Rates are means over problems (each problem counts once); "
       "[a, b] is a 95% bootstrap interval over problems ({} resamples, seed {}). A correct solution is fast_p "
       "when its speedup exceeds both p and 1 + its measured timing noise. pass@k and fast_p@k use the unbiased "
-      "estimator over each problem's samples.",
+      "estimator over each problem's samples. The bound fraction is the problem's roofline time on the run's "
+      "hardware spec over the solution's time (100% = at the bound; GPU runs only). Leases are world size x "
+      "seconds: GPU-s on GPUs; on a CPU run evaluation slots stand in for GPUs (CPU slot-s).",
       set.runs.size(), problems.size(), episodes, set.bootstrap.replicates, set.bootstrap.seed)));
   table runs;
-  runs.header = {"run", "mode", "model", "run id", "problems", "samples per problem", "episodes", "results"};
-  runs.numeric = {false, false, false, false, true, true, true, false};
+  runs.header = {"run", "mode", "model", "device", "run id", "problems", "samples per problem", "episodes", "results"};
+  runs.numeric = {false, false, false, false, false, true, true, true, false};
   for (const auto& r : set.runs) {
     const auto& g = r.summary.overall;
     int most = 0;
     for (const auto& p : r.summary.problems) most = std::max(most, p.samples);
-    runs.rows.push_back({r.label, std::string(metrics::to_string(r.summary.mode)), r.summary.model, r.summary.run_id,
+    runs.rows.push_back({r.label, std::string(metrics::to_string(r.summary.mode)), r.summary.model,
+                         device_cell(r.summary.device), r.summary.run_id,
                          std::to_string(g.problems),
                          g.min_samples == most ? std::to_string(most) : fmt::format("{}–{}", g.min_samples, most),
                          std::to_string(g.episodes), r.dir.string()});

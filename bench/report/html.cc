@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "bench/report/charts.h"
+#include "bench/report/format.h"
 
 namespace pk::report {
 namespace {
@@ -28,6 +29,17 @@ std::string inline_text(const std::string& text) {
   return out;
 }
 
+// Long names (problem stems, model ids, paths) may break after '_' and '/' instead of widening
+// their column past the page.
+std::string breakable(const std::string& text) {
+  std::string out;
+  for (char c : escape(text)) {
+    out += c;
+    if (c == '_' || c == '/') out += "<wbr>";
+  }
+  return out;
+}
+
 std::string render_table(const table& t) {
   std::string s = "<table>\n<thead><tr>";
   for (const auto& h : t.header) s += "<th>" + escape(h) + "</th>";
@@ -35,17 +47,34 @@ std::string render_table(const table& t) {
   for (const auto& row : t.rows) {
     s += "<tr>";
     for (std::size_t i = 0; i < row.size(); ++i)
-      s += (i < t.numeric.size() && t.numeric[i] ? "<td class=\"num\">" : "<td>") + escape(row[i]) + "</td>";
+      s += i < t.numeric.size() && t.numeric[i] ? "<td class=\"num\">" + escape(row[i]) + "</td>"
+                                                : "<td>" + breakable(row[i]) + "</td>";
     s += "</tr>\n";
   }
   return s + "</tbody>\n</table>\n";
 }
 
-// Spend in dollars when every run paid, else tokens.
+// Spend in dollars when every run paid at known prices, else tokens.
 std::string spend_unit(const run_set& set) {
   bool dollars = std::all_of(set.runs.begin(), set.runs.end(),
-                             [](const report_run& r) { return r.summary.overall.total.dollars > 0; });
+                             [](const report_run& r) {
+                               return r.summary.overall.total.dollars > 0 && r.summary.overall.total.unpriced == 0;
+                             });
   return dollars ? "dollars" : "tokens";
+}
+
+// With one sample per problem a curve over k is a single point: say so, with the numbers.
+std::vector<std::string> one_sample_lines(const run_set& set) {
+  std::vector<std::string> lines = {"One sample per problem: curves over k need k >= 2 (pkagent run --samples K)."};
+  for (const auto& r : set.runs) {
+    const auto& g = r.summary.overall;
+    if (g.pass_at_k.empty()) continue;
+    lines.push_back(fmt::format("{}: pass@1 {}, fast_1@1 {}, {} per problem", r.label, percent(g.pass_at_k[0].value),
+                                percent(g.fast_at_k[0][0].value),
+                                g.total.unpriced ? tokens(g.tokens_per_problem) + " tokens"
+                                                 : dollars(g.dollars_per_problem)));
+  }
+  return lines;
 }
 
 std::string charts(const run_set& set) {
@@ -65,16 +94,27 @@ std::string charts(const run_set& set) {
     pass.push_back(std::move(p));
     pass.push_back(std::move(f));
   }
-  s += line_chart("pass@k and fast_1@k per run", axis{"k (samples per problem)", 1, static_cast<double>(std::max(2, most_k)), false, false, false, true},
-                  axis{"problems", 0, 1, false, false, true, false}, pass);
+  const std::string pass_title = "pass@k and fast_1@k per run";
+  if (most_k == 1) {
+    s += note_chart(pass_title, one_sample_lines(set));
+  } else {
+    s += line_chart(pass_title, axis{"k (samples per problem)", 1, static_cast<double>(most_k), false, false, false, true},
+                    axis{"problems", 0, 1, false, false, true, false}, pass);
+  }
 
   std::vector<histogram_group> groups;
+  std::size_t speedups = 0;
   for (std::size_t i = 0; i < set.runs.size(); ++i) {
     histogram_group g{set.runs[i].label, run_color(i), {}};
     for (const auto& p : set.runs[i].summary.problems) g.values.insert(g.values.end(), p.speedups.begin(), p.speedups.end());
+    speedups += g.values.size();
     groups.push_back(std::move(g));
   }
-  s += log_histogram("Speedup of correct solutions over the reference", "speedup (log scale)", groups, 1.0);
+  const std::string speedup_title = "Speedup of correct solutions over the reference";
+  if (speedups == 0)
+    s += note_chart(speedup_title, {"No correct timed solution in these runs: no speedup to plot."});
+  else
+    s += log_histogram(speedup_title, "speedup (log scale)", groups, 1.0);
 
   auto unit = spend_unit(set);
   std::vector<series> spent;
@@ -92,11 +132,13 @@ std::string charts(const run_set& set) {
     }
     spent.push_back(std::move(line));
   }
-  if (!spent.empty()) {
+  const std::string spend_title = "Spend against success: pass@k at k samples' cost";
+  if (!spent.empty() && most_k == 1) {
+    s += note_chart(spend_title, one_sample_lines(set));
+  } else if (!spent.empty()) {
     axis x{unit == "dollars" ? "dollars per problem (log scale)" : "tokens per problem (log scale)", lo / 1.5, hi * 1.5,
            true, false, false, false};
-    s += line_chart("Spend against success: pass@k at k samples' cost", x, axis{"problems", 0, 1, false, false, true, false},
-                    spent);
+    s += line_chart(spend_title, x, axis{"problems", 0, 1, false, false, true, false}, spent);
   }
   return s + "</section>\n";
 }
@@ -106,7 +148,7 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin:
        padding: 0 16px; color: #222; background: #fff; }
 h1 { font-size: 26px; margin-bottom: 4px; } h2 { margin-top: 32px; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
-th, td { border: 1px solid #d5d5d5; padding: 4px 8px; vertical-align: top; }
+th, td { border: 1px solid #d5d5d5; padding: 4px 6px; vertical-align: top; }
 th { background: #f3f5f8; text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tbody tr:nth-child(even) { background: #fafafa; }
 .charts svg { display: block; margin: 12px 0 20px; border: 1px solid #e5e5e5; }

@@ -7,19 +7,37 @@
 
 namespace pk::report {
 
+std::string short_label(const metrics::run_summary& run) {
+  std::string model = run.model;
+  if (model.starts_with("openai-compatible:")) {
+    model = model.substr(model.rfind('#') + 1);
+    if (const auto slash = model.rfind('/'); slash != std::string::npos && slash + 1 < model.size())
+      model = model.substr(slash + 1);
+  }
+  // Cut at a character boundary (UTF-8 continuation bytes are 10xxxxxx).
+  if (model.size() > max_label_model) {
+    std::size_t cut = max_label_model - 1;
+    while (cut > 0 && (static_cast<unsigned char>(model[cut]) & 0xC0) == 0x80) --cut;
+    model = model.substr(0, cut) + "…";
+  }
+  return fmt::format("{} · {}", metrics::to_string(run.mode), model);
+}
+
 run_set make_run_set(std::vector<std::pair<std::filesystem::path, metrics::run_summary>> runs,
-                     const metrics::bootstrap_options& bootstrap) {
+                     const metrics::bootstrap_options& bootstrap, const std::vector<std::string>& given) {
   run_set set;
   set.bootstrap = bootstrap;
   std::map<std::string, int> uses;
-  for (auto& [dir, summary] : runs) {
-    auto label = fmt::format("{} · {}", metrics::to_string(summary.mode), summary.model);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    auto& [dir, summary] = runs[i];
+    auto label = i < given.size() && !given[i].empty() ? given[i] : short_label(summary);
     ++uses[label];
     set.runs.push_back({label, dir, std::move(summary)});
   }
-  // Two runs of the same mode and model are told apart by their run ids.
+  // Runs that share a label are numbered in order (the runs table shows their run ids).
+  std::map<std::string, int> seen;
   for (auto& run : set.runs)
-    if (uses[run.label] > 1) run.label += fmt::format(" ({})", run.summary.run_id);
+    if (uses[run.label] > 1 && ++seen[run.label] > 1) run.label += fmt::format(" #{}", seen[run.label]);
 
   for (std::size_t a = 0; a < set.runs.size(); ++a)
     for (std::size_t b = 0; b < set.runs.size(); ++b)
@@ -30,10 +48,16 @@ run_set make_run_set(std::vector<std::pair<std::filesystem::path, metrics::run_s
   return set;
 }
 
-run_set load_runs(const std::vector<std::filesystem::path>& paths, const metrics::bootstrap_options& bootstrap) {
+run_set load_runs(const std::vector<std::filesystem::path>& paths, const metrics::bootstrap_options& bootstrap,
+                  const std::vector<std::string>& labels) {
+  if (labels.size() > paths.size())
+    throw std::runtime_error(fmt::format("{} --label given for {} run path(s): give at most one per RUN_DIR, in order",
+                                         labels.size(), paths.size()));
   std::vector<std::pair<std::filesystem::path, metrics::run_summary>> runs;
+  std::vector<std::string> given;  // per run, from its path's --label
   std::vector<metrics::skipped_line> skipped;
-  for (const auto& path : paths) {
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const auto& path = paths[i];
     auto file = path.extension() == ".jsonl" ? path : path / "results.jsonl";
     if (!std::filesystem::exists(file))
       throw std::invalid_argument(fmt::format(
@@ -46,12 +70,15 @@ run_set load_runs(const std::vector<std::filesystem::path>& paths, const metrics
                                               read.skipped.size(),
                                               read.skipped.empty() ? "" : ", first: " + describe(read.skipped.front())));
     try {
-      for (auto& summary : metrics::summarize(read.results, bootstrap)) runs.emplace_back(path, std::move(summary));
+      for (auto& summary : metrics::summarize(read.results, bootstrap)) {
+        runs.emplace_back(path, std::move(summary));
+        given.push_back(i < labels.size() ? labels[i] : std::string());
+      }
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("{}: {}", file.string(), e.what()));
     }
   }
-  auto set = make_run_set(std::move(runs), bootstrap);
+  auto set = make_run_set(std::move(runs), bootstrap, given);
   set.skipped = std::move(skipped);
   return set;
 }

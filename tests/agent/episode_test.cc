@@ -178,6 +178,45 @@ TEST_F(agent_test, CommandTimeoutIsReportedAndTheEpisodeGoesOn) {
   EXPECT_NE(obs["text"].get<std::string>().find("start"), std::string::npos);
 }
 
+TEST_F(agent_test, ContextOverflowEndsTheEpisodeWithWhatToChange) {
+  json s = script(action_format::tools, {"true"});
+  s["replies"].push_back({{"fault", "status"}, {"status", 400},
+                          {"message", "request (40215 tokens) exceeds the available context size (32768 tokens), "
+                                      "try increasing it"}});
+  episode_result r = run(s, options(action_format::tools), dir_ / "out");
+  EXPECT_EQ(r.reason, end_reason::context_overflow) << r.message;
+  for (const char* hint : {"exceeds the available context size", "--ctx", "--max-output-tokens", "limits.steps"})
+    EXPECT_NE(r.message.find(hint), std::string::npos) << hint << " missing from: " << r.message;
+  EXPECT_EQ(read_transcript(r.transcript).outcome["reason"], "context_overflow");
+  // Any other refusal stays a model error.
+  s["replies"][1]["message"] = "invalid value for temperature";
+  r = run(s, options(action_format::tools), dir_ / "out2");
+  EXPECT_EQ(r.reason, end_reason::model_error) << r.message;
+}
+
+TEST_F(agent_test, CompatibleModelsGetAnOutputLimitThatTheFlagReplaces) {
+  const std::string spec = fmt::format("openai-compatible:{}#fake-model", fake_.base_url());
+  auto args = [&](const fs::path& out) {
+    return std::vector<std::string>{"episode", "--workspace", (dir_ / "task" / "workspace").string(), "--task",
+                                    "Sort the numbers in data.txt.", "--model", spec, "--models", models_.string(),
+                                    "--out", out.string(), "-q"};
+  };
+  fake_.load(script(action_format::tools, {"submit"}));
+  std::string output;
+  ASSERT_EQ(pkagent(args(dir_ / "default"), &output), 0) << output;
+  ASSERT_EQ(fake_.requests().size(), 1u);
+  EXPECT_EQ(fake_.requests()[0]["body"]["max_tokens"], llm::compatible_max_output_tokens);
+
+  fake_.load(script(action_format::tools, {"submit"}));
+  auto with_flag = args(dir_ / "flag");
+  with_flag.insert(with_flag.end(), {"--max-output-tokens", "77"});
+  ASSERT_EQ(pkagent(with_flag, &output), 0) << output;
+  EXPECT_EQ(fake_.requests()[0]["body"]["max_tokens"], 77);
+  const transcript_file t = read_transcript(dir_ / "flag" / "transcript.jsonl");
+  EXPECT_EQ(t.header["model"]["max_output_tokens"], 77);
+  EXPECT_EQ(t.header["model"]["name"], llm::model_identity(spec));
+}
+
 TEST_F(agent_test, NoTranscriptContainsTheKey) {
   // The key goes to the provider, and even a reply that repeats it is stored redacted.
   json s = script(action_format::tools, {fmt::format("echo {} ${{{}:-unset}}", key_value, key_var), "submit"});

@@ -95,5 +95,29 @@ TEST_F(replay_test, RendersAndReportsBrokenLines) {
   EXPECT_NE(out.find("**unfinished**"), std::string::npos);
 }
 
+TEST_F(replay_test, MarkdownFencesModelTextAndShowsTheVerdict) {
+  // A reply whose text would break the page if pasted raw: a chat-template token and an open fence.
+  json s = script(action_format::tools, {"ls", "submit"});
+  s["replies"][0]["text"] = "Let me look.<|im_end|>\n```python\nprint('never closed')";
+  fake_.load(s);
+  fs::path out = dir_ / "fenced";
+  std::string output;
+  ASSERT_EQ(pkagent(episode_args(out, action_format::tools), &output), 0) << output;
+  std::string md;
+  ASSERT_EQ(pkagent({"replay", out.string(), "--no-exec", "--format", "md"}, &md), 0) << md;
+  EXPECT_NE(md.find("````text\nLet me look.<|im_end|>\n```python\nprint('never closed')\n````\n"), std::string::npos)
+      << "the model's text must sit in a fence longer than any inside it:\n" << md;
+  EXPECT_NE(md.find("verdict"), std::string::npos) << md;
+  EXPECT_EQ(md.find("score null"), std::string::npos) << md;
+  EXPECT_NE(md.find("no verdict (nothing scored it"), std::string::npos) << "no check ran, and the page says so:\n" << md;
+
+  // An episode of `pkagent run` is judged by its final scoring, recorded beside the transcript.
+  write_file(out / "result.json", R"({"verdict": "mismatch", "correct": false, "speedup": null})");
+  ASSERT_EQ(pkagent({"replay", out.string(), "--no-exec", "--format", "md"}, &md), 0) << md;
+  EXPECT_NE(md.find("verdict mismatch (final scoring on hidden inputs)"), std::string::npos) << md;
+  ASSERT_EQ(pkagent({"replay", out.string(), "--no-exec", "--format", "text"}, &md), 0) << md;
+  EXPECT_NE(md.find("verdict mismatch"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace pk::agent::test

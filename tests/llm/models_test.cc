@@ -91,6 +91,25 @@ TEST(models, openai_compatible_spec_needs_no_entry_and_no_key) {
   EXPECT_TRUE(m.key_optional);
   EXPECT_FALSE(m.price.known);
   EXPECT_NO_THROW(make_client(m));
+  // Named without the port, and an output limit so that a local server does not fill its context.
+  EXPECT_EQ(m.name, "openai-compatible:127.0.0.1/v1#Qwen/Qwen2.5-7B");
+  EXPECT_EQ(m.defaults.max_output_tokens, compatible_max_output_tokens);
+}
+
+TEST(models, identity_of_a_compatible_spec_leaves_out_the_port) {
+  EXPECT_EQ(model_identity("openai-compatible:http://127.0.0.1:8181/v1#gemma-3-270m"),
+            "openai-compatible:127.0.0.1/v1#gemma-3-270m");
+  EXPECT_EQ(model_identity("openai-compatible:http://127.0.0.1:40123/v1/#gemma-3-270m"),
+            model_identity("openai-compatible:http://127.0.0.1:8181/v1#gemma-3-270m"));
+  EXPECT_EQ(model_identity("openai-compatible:https://llm.example.org/v1#org/model:tag"),
+            "openai-compatible:llm.example.org/v1#org/model:tag");
+  EXPECT_EQ(model_identity("openai-compatible:http://[::1]:8000/v1#m"), "openai-compatible:[::1]/v1#m");
+  EXPECT_EQ(model_identity("openai-compatible:http://10.0.0.2:8000#m"), "openai-compatible:10.0.0.2#m");
+  EXPECT_NE(model_identity("openai-compatible:http://127.0.0.1:8181/v1#a"),
+            model_identity("openai-compatible:http://127.0.0.1:8181/v1#b"));
+  for (const char* name : {"gpt-5", "demo", "openai-compatible:127.0.0.1/v1#m", "openai-compatible:#m"})
+    EXPECT_EQ(model_identity(name), name);
+  EXPECT_THROW(resolve_model(model_identity("openai-compatible:http://127.0.0.1:1/v1#m"), shipped), llm_error);
 }
 
 TEST(models, bad_specs_say_what_is_expected) {

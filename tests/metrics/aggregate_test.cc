@@ -78,6 +78,13 @@ TEST(aggregate, agent_fixture_matches_hand_computed_values) {
   EXPECT_NEAR(*g.dollars_per_success, 0.2, 1e-12);
   EXPECT_NEAR(*g.tokens_per_success, 24000, 1e-9);
   EXPECT_NEAR(g.total.gpu_seconds, 120, 1e-12);
+  EXPECT_EQ(g.total.unpriced, 0);
+  EXPECT_EQ(run.device, "cuda");
+  // Bounds 0.2 / 0.1 / 0.05 ms (problems 1, 2, 27), every solution 0.5 ms: fractions 0.4, 0.4,
+  // 0.2, 0.2, 0.2, 0.1; the median is 0.2.
+  EXPECT_EQ(p1.roofline_fractions, (std::vector<double>{0.4, 0.4}));
+  ASSERT_TRUE(g.median_roofline_fraction);
+  EXPECT_NEAR(*g.median_roofline_fraction, 0.2, 1e-12);
 
   // Intervals bracket their estimate and stay within the possible range.
   for (const auto& e : g.pass_at_k) {
@@ -119,6 +126,15 @@ TEST(aggregate, pass_at_k_stops_at_the_fewest_samples_and_problems_weigh_the_sam
   EXPECT_EQ(g.min_samples, 2);
   EXPECT_EQ(g.pass_at_k.size(), 2u);
   EXPECT_NEAR(g.correct.value, (0.2 + 1.0) / 2, 1e-12);
+}
+
+TEST(aggregate, unknown_prices_are_counted_not_summed_as_zero) {
+  std::vector<episode_result> results = {sample_result(1, 0), sample_result(1, 1)};
+  results[1].dollars = 0;
+  results[1].dollars_known = false;
+  const auto g = aggregate(problem_statistics(results), {});
+  EXPECT_EQ(g.total.unpriced, 1);
+  EXPECT_NEAR(g.total.dollars, 0.012, 1e-12);
 }
 
 TEST(aggregate, refuses_a_problem_recorded_two_ways) {

@@ -37,6 +37,39 @@ TEST(result, round_trips_through_json) {
   EXPECT_FALSE(back.speedup || back.noise || back.timings);
 }
 
+TEST(result, version_1_is_still_read) {
+  json j = to_json(sample_result());
+  j["version"] = 1;
+  j.erase("device");
+  j.erase("roofline_ms");
+  const episode_result r = result_from_json(j);
+  EXPECT_EQ(r.device, "");
+  EXPECT_FALSE(r.roofline_ms);
+  EXPECT_TRUE(r.dollars_known);
+  j["dollars"] = nullptr;
+  EXPECT_EQ(error_of(j), "dollars: must be a number, not null") << "null dollars are new in version 2";
+}
+
+TEST(result, unknown_prices_are_null_not_zero) {
+  auto r = sample_result();
+  r.dollars = 0;
+  r.dollars_known = false;
+  const json j = to_json(r);
+  EXPECT_TRUE(j["dollars"].is_null());
+  EXPECT_FALSE(result_from_json(j).dollars_known);
+}
+
+TEST(result, roofline_fraction_is_bound_over_solution_time) {
+  auto r = sample_result();  // bound 0.1 ms, solution 0.4 ms
+  ASSERT_TRUE(roofline_fraction(r));
+  EXPECT_DOUBLE_EQ(*roofline_fraction(r), 0.25);
+  r.roofline_ms.reset();
+  EXPECT_FALSE(roofline_fraction(r)) << "no bound (a CPU run)";
+  r = sample_result();
+  r.correct = false;
+  EXPECT_FALSE(roofline_fraction(r)) << "only correct solutions reach a fraction of the bound";
+}
+
 TEST(result, names_and_enums_round_trip) {
   for (auto cat : all_categories) EXPECT_EQ(parse_category(to_string(cat)), cat);
   EXPECT_EQ(parse_mode("zeroshot"), run_mode::zeroshot);
@@ -53,7 +86,11 @@ TEST(result, refusals_name_the_field_and_the_fix) {
   };
   EXPECT_EQ(error_of(good), "(accepted)");
   EXPECT_EQ(with([](json& j) { j.erase("model"); }), "model: missing");
-  EXPECT_EQ(with([](json& j) { j["version"] = 2; }), "version: is 2, this pkagent reads version 1 (see docs/results.md)");
+  EXPECT_EQ(with([](json& j) { j["version"] = 3; }),
+            "version: is 3, this pkagent reads versions 1 to 2 (see docs/results.md)");
+  EXPECT_EQ(with([](json& j) { j["device"] = "gpu"; }), "device: \"gpu\" is not cuda or cpu");
+  EXPECT_EQ(with([](json& j) { j.erase("device"); }), "device: missing");
+  EXPECT_EQ(with([](json& j) { j["roofline_ms"] = 0; }), "roofline_ms: must be > 0, got 0");
   EXPECT_EQ(with([](json& j) { j["mode"] = "zero-shot"; }), "mode: \"zero-shot\" is not agent or zeroshot");
   EXPECT_EQ(with([](json& j) { j["problem"]["category"] = "gemm"; }),
             "problem.category: \"gemm\" is not one of primitive, gemm_comm, fused, moe, sequence_parallel, optimizer, "

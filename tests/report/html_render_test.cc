@@ -25,7 +25,7 @@ namespace {
 using namespace pk::report;
 namespace fs = std::filesystem;
 
-constexpr int page_width = 1280, page_height = 2400;
+constexpr int page_width = 1300, page_height = 2400;
 
 std::string find_chromium() {
   for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
@@ -48,15 +48,29 @@ struct rendered {
   int status = -1;
 };
 
-// Writes the fixture's HTML report and runs Chromium on it twice: --dump-dom and --screenshot.
-rendered render(const std::string& chromium) {
+// The page as written, or with a script appended that records how wide the laid-out page is
+// (document.documentElement.scrollWidth, as data-scroll-width on <body>) for --dump-dom to show.
+std::string page_of(const std::vector<std::string>& runs, bool measure) {
+  auto fixture = fs::path(PKAGENT_TEST_DATA) / "fixture";
+  std::vector<fs::path> paths;
+  for (const auto& r : runs) paths.push_back(fixture / r);
+  auto set = load_runs(paths, {});
+  std::string html = render_html(build_document(set), set);
+  if (measure)
+    html.insert(html.rfind("</body>"), "<script>document.body.setAttribute('data-scroll-width', "
+                                       "document.documentElement.scrollWidth)</script>\n");
+  return html;
+}
+
+// Writes the HTML report of the fixture `runs` and runs Chromium on it twice: --dump-dom and
+// --screenshot.
+rendered render(const std::string& chromium, const std::vector<std::string>& runs = {"agent", "zeroshot"},
+                bool measure = false) {
   rendered r;
   r.dir = fs::temp_directory_path() / ("pk_html_" + std::to_string(::getpid()));
   fs::remove_all(r.dir);
   fs::create_directories(r.dir);
-  auto fixture = fs::path(PKAGENT_TEST_DATA) / "fixture";
-  auto set = load_runs({fixture / "agent", fixture / "zeroshot"}, {});
-  std::ofstream(r.dir / "report.html") << render_html(build_document(set), set);
+  std::ofstream(r.dir / "report.html") << page_of(runs, measure);
 
   auto common = chromium_command(chromium, r.dir);
   auto dom_cmd = common + " --dump-dom file://" + (r.dir / "report.html").string() + " 2>" +
@@ -121,6 +135,19 @@ TEST(html_report, chromium_renders_the_numbers_and_the_charts) {
   EXPECT_GT(red, 2000u) << "the zero-shot run's colour is missing from the charts";
   fs::remove_all(r.dir);
 #endif
+}
+
+// A long model name and a CPU run beside a GPU pair: nothing may push the page past 1300 px.
+TEST(html_report, three_runs_fit_a_1300_px_page) {
+  auto chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "no chromium on PATH (scripts/install-deps installs Debian's chromium)";
+  auto r = render(chromium, {"agent", "zeroshot", "local_cpu"}, /*measure=*/true);
+  const auto at = r.dom.find("data-scroll-width=\"");
+  ASSERT_NE(at, std::string::npos) << "the measuring script did not run; see " << (r.dir / "dom.err");
+  const int width = std::stoi(r.dom.substr(at + std::string("data-scroll-width=\"").size()));
+  EXPECT_LE(width, page_width) << "the page is wider than the window: a table or chart overflows";
+  EXPECT_NE(r.dom.find("CPU slot-s"), std::string::npos);
+  fs::remove_all(r.dir);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/report/document.h"
+#include "bench/report/html.h"
 #include "bench/report/markdown.h"
 #include "bench/report/run_set.h"
 #include "../metrics/sample_result.h"
@@ -79,7 +80,11 @@ TEST(report, overall_numbers_match_hand_computed_values) {
   EXPECT_EQ(row(md, "dollars per success")[2], "$0.040");
   EXPECT_EQ(row(md, "tokens per problem")[1], "36.0k");
   EXPECT_EQ(row(md, "tokens per success")[2], "16.0k");
-  EXPECT_EQ(row(md, "GPU-seconds (per problem)")[1], "120.0 (30.0)");
+  EXPECT_EQ(row(md, "leased (per problem)")[1], "120.0 GPU-s (30.0)");
+  EXPECT_EQ(row(md, "fraction of roofline bound (median, correct)")[1], "20.0%");
+  EXPECT_EQ(row(md, "fraction of roofline bound (median, correct)")[2], "20.0%");  // 0.4, 0.2, 0.2
+  EXPECT_EQ(row(md, "wall time in all (episodes with final scoring)")[1], "1440.0 s");
+  EXPECT_EQ(row(md, "agent · demo")[3], "cuda (GPUs)");
 }
 
 TEST(report, agent_against_zeroshot_at_equal_k_and_equal_spend) {
@@ -114,7 +119,9 @@ TEST(report, agent_against_zeroshot_at_equal_k_and_equal_spend) {
 TEST(report, tables_per_category_and_per_problem) {
   auto md = markdown_of_fixture();
   auto prim = row(md, "agent · demo", "### Primitive collectives (primitive)");
-  ASSERT_EQ(prim.size(), 13u);
+  ASSERT_EQ(prim.size(), 14u);
+  EXPECT_EQ(prim[10], "20.0%");  // median of 0.4, 0.4, 0.2, 0.2, 0.2
+  EXPECT_EQ(prim[13], "60.0");  // GPU-s, as the column header says
   EXPECT_EQ(prim[1], "2");
   EXPECT_EQ(prim[2], "2/2");
   EXPECT_STARTS(prim[3], "83.3% [");  // (2/3 + 3/3) / 2
@@ -124,18 +131,65 @@ TEST(report, tables_per_category_and_per_problem) {
   EXPECT_EQ(md.find("### Optimizer"), std::string::npos);  // no such problem in the runs
 
   auto p1 = row(md, "1_allreduce", "## Per problem");
-  ASSERT_EQ(p1.size(), 17u);
+  ASSERT_EQ(p1.size(), 16u);
   EXPECT_EQ(p1[2], "agent · demo");
   EXPECT_EQ(p1[4], "2/3");
-  EXPECT_EQ(p1[5], "1/3");  // 1.25 beats its noise (5%), 1.02 does not
-  EXPECT_EQ(p1[8], "66.7% · 100.0% · 100.0%");
-  EXPECT_EQ(p1[10], "1.13x");  // sqrt(1.25 * 1.02)
-  EXPECT_EQ(p1[11], "±5.0%");
-  EXPECT_EQ(p1[12], "correct 2, mismatch 1");
-  EXPECT_EQ(p1[15], "$0.150");
+  EXPECT_EQ(p1[5], "1/3 · 0/3 · 0/3");  // 1.25 beats its noise (5%), 1.02 does not
+  EXPECT_EQ(p1[6], "66.7% · 100.0% · 100.0%");
+  EXPECT_EQ(p1[8], "1.13x");  // sqrt(1.25 * 1.02)
+  EXPECT_EQ(p1[9], "40.0%");  // 0.2 ms bound / 0.5 ms
+  EXPECT_EQ(p1[10], "±5.0%");
+  EXPECT_EQ(p1[11], "correct 2, mismatch 1");
+  EXPECT_EQ(p1[14], "$0.150");
   auto p13 = row(md, "13_gemm_allreduce", "## Per problem");
-  EXPECT_EQ(p13[8], "0.0% · 0.0% · 0.0%");
-  EXPECT_EQ(p13[10], "—");
+  EXPECT_EQ(p13[6], "0.0% · 0.0% · 0.0%");
+  EXPECT_EQ(p13[8], "—");
+  EXPECT_EQ(p13[9], "—");
+}
+
+// A local model on CPU: one sample, no prices, a long model name.
+TEST(report, a_cpu_run_of_an_unpriced_local_model) {
+  auto set = load_runs({fixture / "agent", fixture / "local_cpu"}, {});
+  ASSERT_EQ(set.runs.size(), 2u);
+  EXPECT_EQ(set.runs[1].label, "agent · Qwen2.5-Coder-32B-Ins…") << "an openai-compatible model by its short id";
+  const auto md = render_markdown(build_document(set));
+  const std::string cpu = set.runs[1].label;
+  EXPECT_EQ(row(md, cpu)[3], "cpu (gloo)");
+  EXPECT_EQ(row(md, "leased (per problem)")[2], "8.0 CPU slot-s (4.0)") << "a CPU run leased no GPU";
+  EXPECT_EQ(md.find("GPU-seconds"), std::string::npos);
+  EXPECT_EQ(row(md, "dollars in all")[2], "unknown") << "no prices is not $0";
+  EXPECT_EQ(row(md, "dollars per problem")[2], "unknown");
+  EXPECT_EQ(row(md, "fraction of roofline bound (median, correct)")[2], "—") << "no bound on CPU";
+  // The runs lease different things: the per-problem column says which in each cell.
+  auto p1 = row(md, "1_allreduce", "## Per problem");
+  EXPECT_EQ(p1[15], "30.0 GPU-s");
+}
+
+TEST(report, charts_say_one_sample_instead_of_an_empty_frame) {
+  auto set = load_runs({fixture / "local_cpu"}, {});
+  const std::string html = render_html(build_document(set), set);
+  std::size_t notes = 0;
+  for (auto at = html.find("class=\"chart note\""); at != std::string::npos; at = html.find("class=\"chart note\"", at + 1))
+    ++notes;
+  EXPECT_EQ(notes, 2u) << "pass@k and spend curves over k = 1 alone";
+  EXPECT_NE(html.find("One sample per problem"), std::string::npos);
+  EXPECT_NE(html.find("agent · Qwen2.5-Coder-32B-Ins…: pass@1 50.0%, fast_1@1 0.0%, 34.0k tokens per problem"),
+            std::string::npos);
+  // With more samples the curves are drawn.
+  auto three = load_runs({fixture / "agent"}, {});
+  EXPECT_EQ(render_html(build_document(three), three).find("chart note"), std::string::npos);
+}
+
+TEST(report, labels_are_given_or_short_and_unique) {
+  auto set = load_runs({fixture / "agent", fixture / "zeroshot"}, {}, {"A", "Z"});
+  EXPECT_EQ(set.runs[0].label, "A");
+  EXPECT_EQ(set.runs[1].label, "Z");
+  EXPECT_NE(render_markdown(build_document(set)).find("## A against Z"), std::string::npos);
+  EXPECT_THROW(load_runs({fixture / "agent"}, {}, {"A", "B"}), std::runtime_error);
+  // Two runs of the same model get numbered, not their long run ids appended.
+  auto twice = load_runs({fixture / "agent", fixture / "agent"}, {});
+  EXPECT_EQ(twice.runs[0].label, "agent · demo");
+  EXPECT_EQ(twice.runs[1].label, "agent · demo #2");
 }
 
 TEST(report, malformed_lines_are_listed_with_file_and_line) {

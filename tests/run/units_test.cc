@@ -1,18 +1,23 @@
 // The pieces of `pkagent run` that need no process: problem lists, PROBLEM.md, solution
 // extraction and the zero-shot transcript, compiler-output shaping, the profile summary, the
 // wire format.
+#include <stdlib.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
+#include "agent/run/final_score.h"
+#include "agent/run/problem_task.h"
+#include "agent/run/run_plan.h"
+#include "agent/run/zero_shot.h"
+#include "bench/eval/hardware_spec.h"
 #include "agent/run/pkb_tool/compiler_output.h"
 #include "agent/run/pkb_tool/profile.h"
 #include "agent/run/pkb_tool/protocol.h"
 #include "agent/run/pkb_tool/tool_texts.h"
-#include "agent/run/problem_task.h"
-#include "agent/run/run_plan.h"
-#include "agent/run/zero_shot.h"
 #include "agent/scripted_client.h"
 #include "agent/transcript.h"
-#include "bench/eval/hardware_spec.h"
 #include "config/paths.h"
 #include "config/read_file.h"
 
@@ -48,6 +53,50 @@ TEST(ProblemList, BadInputNamesThePart) {
   }
   EXPECT_THROW(parse_problem_list("5-2", suite()), std::invalid_argument);
   EXPECT_THROW(parse_problem_list("", suite()), std::invalid_argument);
+}
+
+TEST(RunPlan, ALocalServerOnAnotherPortContinuesTheRun) {
+  char tmpl[] = "/tmp/pk-run-plan-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  run_options o;
+  o.out = tmpl;
+  o.device = "cpu";
+  o.problems = {1};
+  o.model = "openai-compatible:http://127.0.0.1:8181/v1#gemma-3-270m";
+  const std::string id = open_run_dir(o);
+  o.model = "openai-compatible:http://127.0.0.1:39211/v1#gemma-3-270m";  // the server restarted elsewhere
+  EXPECT_EQ(open_run_dir(o), id);
+  o.model = "openai-compatible:http://127.0.0.1:8181/v1#another-model";
+  EXPECT_THROW(open_run_dir(o), std::invalid_argument);
+  std::filesystem::remove_all(tmpl);
+}
+
+TEST(FinalResult, RecordsDeviceBoundPricesAndTheWholeWallTime) {
+  const bench::problem& p = bench::find_problem(suite(), "1");
+  bench::eval_report r;
+  r.world = 2;
+  r.device = "cuda";
+  r.result = bench::verdict::correct;
+  r.speedup = 1.5;
+  r.reference = bench::timing_stats{0.6, 0.55, 0.65, 100};
+  r.candidate = bench::timing_stats{0.4, 0.38, 0.42, 100};
+  r.roofline_ms = 0.1;
+  r.wall_seconds = 42;
+  r.trials.resize(5);
+  episode_facts f;
+  f.run_id = "r";
+  f.model = "openai-compatible:127.0.0.1/v1#m";
+  f.prices_known = false;
+  f.end_reason = "submitted";
+  f.used.wall_seconds = 100;
+  metrics::episode_result e = make_result(p, r, f);
+  EXPECT_DOUBLE_EQ(e.wall_seconds, 142) << "docs/results.md: start to result, the final scoring included";
+  EXPECT_EQ(e.device, "cuda");
+  EXPECT_EQ(e.roofline_ms, 0.1);
+  EXPECT_FALSE(e.dollars_known);
+  EXPECT_NO_THROW(metrics::result_from_json(metrics::to_json(e)));
+  r.device = "cpu";  // the hardware spec's bound is of a GPU
+  EXPECT_FALSE(make_result(p, r, f).roofline_ms);
 }
 
 TEST(ExtractSolution, FirstPythonBlockThenBareThenWhole) {
