@@ -153,6 +153,8 @@ result execute(const spec& s, const plan& p) {
   return r;
 }
 
+namespace {
+
 // bwrap could not exec the command (argv mode): it exits 1 with "bwrap: execvp NAME: REASON".
 // That is the command's failure, reported as a shell would: 127 not found, 126 not executable.
 bool exec_failed(result& r) {

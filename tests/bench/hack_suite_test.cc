@@ -17,6 +17,7 @@
 #include "bench/eval/evaluate.h"
 #include "eval_runner.h"
 #include "hack_manifest.h"
+#include "sandbox/gpu_devices.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::bench::testing {
@@ -176,8 +177,8 @@ TEST_P(hack_poc, judged_as_expected) {
                       "quick set";
   }
   if (auto why = sandbox::unavailable_reason()) GTEST_SKIP() << "the sandbox cannot run here: " << *why;
-  if (e.device == "cuda" && visible_gpu_count() < e.world)
-    GTEST_SKIP() << "needs " << e.world << " GPUs; this machine has " << visible_gpu_count();
+  if (e.device == "cuda" && sandbox::visible_gpu_count() < e.world)
+    GTEST_SKIP() << "needs " << e.world << " GPUs; this machine has " << sandbox::visible_gpu_count();
   hack_outcome o;
   for (int step = 0; step < e.steps; ++step) o = evaluate_once(e, step);
   judgement j = judge_outcome(e, o);
