@@ -19,7 +19,7 @@ merge_summary merge_run(const fs::path& out, const run_status& status, const std
   // Lost episodes carry the model name the shards recorded (a configured name, which run.json's
   // --model text may only point to).
   run_facts facts{plan.run_id, metrics::parse_mode(plan.mode).value_or(metrics::run_mode::agent), plan.model,
-                  plan.world};
+                  plan.world, plan.device};
   if (!ledger.results.empty()) facts.model = ledger.results.begin()->second.model;
 
   std::map<episode_ref, metrics::episode_result> lines = ledger.results;  // (problem, sample) order

@@ -100,6 +100,7 @@ metrics::episode_result infrastructure_failure(const fs::path& out, const bench:
   std::error_code ec;
   if (fs::exists(ep / "transcript.jsonl", ec)) f.transcript = fs::relative(ep / "transcript.jsonl", out).string();
   metrics::episode_result r = episode_record(p, facts.world, f);
+  r.device = facts.device;
   r.verdict = std::string(metrics::infrastructure_verdict);
   r.correct = false;
   return r;

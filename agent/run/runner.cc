@@ -38,7 +38,7 @@ void restore(const run_backlog& backlog, const run_setup& setup, run_summary& s,
 void run_pending(const std::vector<episode_slot>& pending, const run_setup& setup, episode_driver& driver,
                  progress& prog, run_summary& s) {
   const run_options& o = setup.o;
-  const run_facts facts{setup.run_id, o.mode, setup.model.name, o.world};
+  const run_facts facts{setup.run_id, o.mode, setup.model.name, o.world, o.device};
   std::atomic<std::size_t> next{0};
   std::mutex mu;
   auto worker = [&] {

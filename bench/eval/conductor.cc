@@ -18,10 +18,13 @@ using clock = std::chrono::steady_clock;
 
 struct stop_conducting {};  // a failure was recorded in the outcome
 
+// The stream of the timed calls' seeds; trial t's is stream t.
+constexpr std::uint64_t timing_stream = 0x7143ed0000000000ULL;
+
 class driver {
  public:
   driver(rank_set* ref, rank_set& cand, const conduct_plan& plan, seed_source& seeds, seed_source& secret)
-      : ref_(ref), cand_(cand), plan_(plan), seeds_(seeds), secret_(secret) {}
+      : ref_(ref), cand_(cand), plan_(plan), seeds_(seeds), calls_(seeds.derive(timing_stream)), secret_(secret) {}
 
   conduct_outcome run() {
     try {
@@ -102,9 +105,11 @@ class driver {
     sandboxed_ = plan_.sandboxed;
   }
 
-  std::vector<std::int64_t> rank_seeds() {
+  // The seeds of trial t: a stream of their own (seed_source::derive), so that trial t's inputs,
+  // and its cached reference outputs, do not depend on what was drawn before.
+  std::vector<std::int64_t> rank_seeds(seed_source& trial_seeds) {
     std::vector<std::int64_t> s;
-    for (int r = 0; r < world(); ++r) s.push_back(seeds_.next());
+    for (int r = 0; r < world(); ++r) s.push_back(trial_seeds.next());
     return s;
   }
 
@@ -113,8 +118,9 @@ class driver {
     trial_record rec;
     rec.trial = t;
     rec.file = fmt::format("trial{}.st", t);
-    const auto seeds = rank_seeds();
-    const std::int64_t shared = seeds_.next();
+    seed_source trial_seeds = seeds_.derive(static_cast<std::uint64_t>(t));
+    const auto seeds = rank_seeds(trial_seeds);
+    const std::int64_t shared = trial_seeds.next();
     const bool with_ref = ref_ && plan_.reference_trials.count(t);
     std::vector<rank_set*> sets{&cand_};
     if (with_ref) sets.push_back(ref_);
@@ -136,7 +142,7 @@ class driver {
   // Both sets build the inputs of their next block: the same per-rank, per-call seeds, while no
   // block is being timed.
   void prepare_pair(int t) {
-    const std::int64_t shared = seeds_.next();
+    const std::int64_t shared = calls_.next();
     const auto seeds = call_seeds();
     for (rank_set* s : {&cand_, ref_})
       for (int r = 0; r < world(); ++r)
@@ -182,7 +188,7 @@ class driver {
   std::vector<std::vector<std::int64_t>> call_seeds() {
     std::vector<std::vector<std::int64_t>> s(static_cast<std::size_t>(world()));
     for (auto& rank : s)
-      for (int i = 0; i < plan_.timing.block_calls; ++i) rank.push_back(seeds_.next());
+      for (int i = 0; i < plan_.timing.block_calls; ++i) rank.push_back(calls_.next());
     return s;
   }
 
@@ -257,6 +263,7 @@ class driver {
   rank_set& cand_;
   const conduct_plan& plan_;
   seed_source& seeds_;
+  seed_source calls_;  ///< the timed calls' seeds, a stream apart from the trials'
   seed_source& secret_;
   conduct_outcome out_;
   int threads_before_ = 1;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/eval/digest.h"
+#include "config/paths.h"
 #include "config/read_file.h"
 
 namespace pk::bench {
@@ -27,8 +28,25 @@ fs::path reference_cache::default_root() {
   return base / "reference-outputs";
 }
 
+namespace {
+
+// What else decides a trial's inputs besides the problem's own files: how the worker builds them
+// from seeds, and how the judge derives the seeds. A change to either must not find outputs
+// cached under the old scheme.
+std::uint64_t input_scheme_hash() {
+  static const std::uint64_t h = [] {
+    digest d;
+    d.add("seeds: one stream per trial (seed_source::derive)");
+    for (const char* f : {"problem_api.py", "counter_fill.py"}) d.add(f).add_file(config::data_path("bench/worker") / f);
+    return d.value();
+  }();
+  return h;
+}
+
+}  // namespace
+
 fs::path reference_cache::dir(const problem& p, const reference_key& k) const {
-  return root_ / p.name() / fmt::format("{:016x}", content_hash(p)) /
+  return root_ / p.name() / fmt::format("{:016x}", content_hash(p) ^ input_scheme_hash()) /
          fmt::format("w{}-{}-{}-seed{}", k.world, k.device, k.dtype, k.seed);
 }
 

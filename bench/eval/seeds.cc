@@ -17,6 +17,14 @@ seed_source seed_source::from_base(long long base) {
 
 seed_source seed_source::secret() { return seed_source(std::nullopt); }
 
+seed_source seed_source::derive(std::uint64_t stream) const {
+  if (!origin_) return secret();
+  seed_source named(*origin_ ^ (stream + 1) * 0xd1b54a32d192ed03ULL);
+  named.next();  // one round of mixing, so that nearby stream names start far apart
+  named.origin_ = named.state_;
+  return named;
+}
+
 std::int64_t seed_source::next() {
   std::uint64_t v = 0;
   if (state_) {

@@ -23,12 +23,18 @@ class seed_source {
 
   /// The next seed: a non-negative 63-bit integer (it travels as JSON to Python).
   std::int64_t next();
+  /// An independent sequence named `stream`: from a visible base, a function of the base and
+  /// `stream` alone, however many seeds were drawn before (so a trial's inputs do not depend on how
+  /// many timed calls preceded it, and its cached reference outputs stay valid); from a secret
+  /// source, secret too.
+  seed_source derive(std::uint64_t stream) const;
   /// Whether the sequence follows from a visible base seed (and may key a cache).
   bool reproducible() const { return state_.has_value(); }
 
  private:
-  explicit seed_source(std::optional<std::uint64_t> state) : state_(state) {}
-  std::optional<std::uint64_t> state_;  ///< splitmix64's state; empty: draw from the kernel
+  explicit seed_source(std::optional<std::uint64_t> state) : state_(state), origin_(state) {}
+  std::optional<std::uint64_t> state_;   ///< splitmix64's state; empty: draw from the kernel
+  std::optional<std::uint64_t> origin_;  ///< the state it started from (derive() starts from it)
 };
 
 }  // namespace pk::bench

@@ -42,6 +42,22 @@ TEST(judge_cli, correct_candidate_is_correct) {
   EXPECT_EQ(r.report["trials"].size(), 2u);
 }
 
+// With timing, trial 1's inputs come after a varying number of timed calls: its seeds must not
+// depend on them, or its reference outputs, cached by the first run, would not match the second.
+TEST(judge_cli, cached_reference_outputs_of_later_trials_match_after_timing) {
+  const std::filesystem::path cache = std::filesystem::path(::testing::TempDir()) / "pk_judge_cli_timed_cache";
+  std::filesystem::remove_all(cache);
+  const std::vector<std::string> args = {"eval", "-q", "--json", "--problem", "1", "--device", "cpu", "--trials", "2",
+                                         "--min-calls", "10", "--solution",
+                                         test_data("candidates/allreduce_correct.py").string()};
+  for (int run = 0; run < 2; ++run) {
+    const auto r = run_pkagent(args, cache);
+    ASSERT_TRUE(r.report.is_object()) << r.err << r.out;
+    EXPECT_EQ(r.report["verdict"], "correct") << "run " << run << ": " << r.report["message"];
+    EXPECT_EQ(r.report["reference_cached"], run == 1);
+  }
+}
+
 TEST(judge_cli, wrong_values) {
   const auto r = eval_cpu("allreduce_wrong_values.py");
   expect_verdict(r, "mismatch", "rank 1: output: 1048576 of 1048576 elements differ");

@@ -103,7 +103,7 @@ TEST(real_model, agent_episode_runs_to_its_step_limit) {
   EXPECT_EQ(outcome["reason"], "step_limit") << outcome["message"];
   EXPECT_EQ(outcome["steps"], steps);
   EXPECT_EQ(responses, steps);
-  EXPECT_EQ(rc, 3) << "pkagent episode exits 3 when a limit ends the episode";
+  EXPECT_EQ(rc, 1) << "pkagent episode exits 1 when a limit ends the episode (docs/cli.md)";
   fs::remove_all(dir);
 }
 

@@ -101,6 +101,7 @@ class ShardedRunDir : public ::testing::Test {
     r.verdict = verdict;
     r.correct = verdict == "correct";
     r.dollars = 0.25;
+    r.device = o_.device;
     r.end_reason = "submitted";
     return r;
   }
