@@ -1,8 +1,11 @@
 #include "bench/cli.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -156,7 +159,10 @@ int run_problems(const problems_args& a) {
 // The judge's flags, bound straight into eval_options, plus those of the command line only.
 struct eval_args {
   eval_options o;
-  std::string problem, solution, suite_dir, hardware;
+  std::string problem, suite_dir, hardware;
+  std::vector<std::string> solutions;
+  int repeat = 1;
+  double pause_s = 0;
   bool json = false, quiet = false;
 };
 
@@ -175,10 +181,35 @@ int run_eval(eval_args& a) {
     o.progress(fmt::format("upstream mode: {} with the input generator of the ParallelKernelBench checkout {} "
                            "(it seeds from problem id, rank and trial; --seed is not used)",
                            p.reference.string(), p.upstream_root.string()));
-  const eval_report r = evaluate(p, a.solution, o);
-  if (a.json) fmt::print("{}\n", to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-  else fmt::print("{}", render_text(r));
-  return r.ok() ? 0 : 1;
+  // More than one evaluation: each takes ranks that were started (and imported torch) while the one
+  // before it was judged.
+  const std::size_t total = a.solutions.size() * static_cast<std::size_t>(a.repeat);
+  for (const std::string& solution : a.solutions) check_options(p, solution, o);  // all, before the first runs
+  std::optional<warm_pool> pool;
+  if (total > 1) o.pool = &pool.emplace();
+  bool all_correct = true;
+  nlohmann::json reports = nlohmann::json::array();
+  std::size_t done = 0;
+  for (const std::string& solution : a.solutions) {
+    for (int k = 0; k < a.repeat; ++k) {
+      if (done++ > 0 && a.pause_s > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double>(a.pause_s));
+      const eval_report r = evaluate(p, solution, o);
+      all_correct = all_correct && r.ok();
+      if (a.json) {
+        reports.push_back(to_json(r));
+      } else {
+        if (total > 1) fmt::print("== {}{} ==\n", solution, a.repeat > 1 ? fmt::format(" ({}/{})", k + 1, a.repeat) : "");
+        fmt::print("{}", render_text(r));
+        std::fflush(stdout);
+      }
+    }
+  }
+  if (a.json) {
+    const nlohmann::json& out = total == 1 ? reports.front() : reports;
+    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  return all_correct ? 0 : 1;
 }
 
 struct scan_args {
@@ -234,8 +265,20 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   CLI::App* eval = app.add_subcommand(
       "eval", "Judge a candidate solution of a problem: correctness on fresh inputs per trial, then timing against "
               "the reference (exit 0 only when correct)");
+  eval->footer("A single evaluation starts its ranks cold: Python and torch start in every rank before any work "
+               "(seconds on a GPU host). Ranks can only be warm in a pkagent that lives across evaluations: with "
+               "several --solution files or --repeat, each evaluation takes ranks started while the one before "
+               "was judged, and `pkagent run` keeps such a pool for its pkb commands and final scorings.");
   eval->add_option("--problem", ea->problem, "Problem id, stem or <id>_<stem>")->required();
-  eval->add_option("--solution", ea->solution, "The candidate: a Python file defining solution(...)")->required();
+  eval->add_option("--solution", ea->solutions,
+                   "The candidate: a Python file defining solution(...); repeat the flag to judge several in turn "
+                   "(--json then prints an array)")
+      ->required();
+  eval->add_option("--repeat", ea->repeat, "Judge each solution this many times (start-up and leak benchmarks)")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
+  eval->add_option("--pause", ea->pause_s, "Seconds between evaluations of a series (as an agent's thinking leaves "
+                                           "the warm ranks time to get ready)")
+      ->check(CLI::NonNegativeNumber);
   eval_options& o = ea->o;
   eval->add_option("--world", o.world, "Number of ranks (one GPU each)")->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -139,6 +139,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   agent::add_max_output_tokens_option(*c, o.max_output_tokens);
   c->add_option("--hardware", o.hardware, "Hardware spec shown to the model (default: config/hardware/h200x2.toml)");
   c->add_option("--suite-dir", o.suite, "Problems directory (default: bench/problems)");
+  c->add_flag_callback("--cold-ranks", [&o] { o.warm_ranks = false; },
+                       "Start every evaluation's ranks when it begins, instead of taking ranks that have "
+                       "already imported torch (slower; for measuring start-up)");
   c->add_option("--pkb", o.pkb_binary, "The pkb client binary (default: beside pkagent)");
   c->add_option("--max-dollars", o.max_dollars, "Model spend of the whole run, all shards together: no episode "
                                                  "starts once it is reached")->check(CLI::NonNegativeNumber);

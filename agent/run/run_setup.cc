@@ -76,6 +76,7 @@ run_setup prepare_run(run_options o) {
   setup.tool_texts = std::make_shared<const pkb::tool_texts>(pkb::tool_texts::load(setup.prompts_dir));
   choose_run_model(setup);
   setup.pkb_binary = find_pkb_binary(setup.o);
+  if (setup.o.warm_ranks) setup.pool = std::make_unique<bench::warm_pool>();
   setup.run_id = open_run_dir(setup.o);
   return setup;
 }
@@ -107,6 +108,7 @@ bench::eval_options base_eval(const run_setup& setup) {
   e.device = setup.o.device;
   e.isolation = setup.o.isolation;
   e.hardware = setup.hw;
+  e.pool = setup.pool.get();
   if (setup.o.device == "cpu") e.timing.warmup_max_ms = 1000;
   return e;
 }

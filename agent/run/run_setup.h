@@ -17,6 +17,7 @@
 #include "bench/eval/evaluate.h"
 #include "bench/eval/hardware_spec.h"
 #include "bench/eval/problem.h"
+#include "bench/eval/warm_pool.h"
 
 namespace pk::run {
 
@@ -35,6 +36,9 @@ struct run_setup {
   std::unique_ptr<llm::client> client;   ///< shared by every episode (null for the demo model)
   std::filesystem::path pkb_binary;
   bool demo = false;
+  /// Rank sets started ahead of the run's evaluations (null with --cold-ranks); shared by every
+  /// episode's pkb commands and final scorings.
+  std::unique_ptr<bench::warm_pool> pool;
 };
 
 /// Checks the options, loads what they name and opens the run directory (run.json). Throws
@@ -52,7 +56,7 @@ void prepare_tasks(run_setup& setup);
 std::vector<std::filesystem::path> hidden_from_episodes(const run_setup& setup);
 
 /// The evaluator's options every evaluation of the run starts from (world, device, isolation,
-/// hardware).
+/// hardware, the run's warm pool).
 bench::eval_options base_eval(const run_setup& setup);
 
 /// The model an episode of `problem` talks to: the run's shared client, or for the demo model a

@@ -12,6 +12,7 @@
 
 #include "bench/eval/compare.h"
 #include "bench/eval/reference_cache.h"
+#include "bench/eval/staging.h"
 #include "bench/eval/tensor_file.h"
 #include "config/paths.h"
 
@@ -27,20 +28,6 @@ std::string read_text(const fs::path& p) {
   if (!in) throw std::runtime_error(fmt::format("{}: cannot read", p.string()));
   return {std::istreambuf_iterator<char>(in), {}};
 }
-
-// A scratch directory for the generated candidates, removed afterwards.
-struct scratch_dir {
-  fs::path path;
-  scratch_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "pkagent-check-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a scratch directory");
-    path = tmpl;
-  }
-  ~scratch_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 // A candidate that behaves as modes[t / calls_per_mode] in trial t (bench/eval/wrong_candidate.py).
 fs::path write_candidate(const fs::path& dir, const problem& p, const std::vector<std::string>& modes,
@@ -172,10 +159,10 @@ discrimination_result check_discrimination(const problem& p, const eval_options&
   res.degenerate = p.degenerate_at(o.world);
   std::vector<std::string> modes = {"reference"};
   modes.insert(modes.end(), wrong_candidate_modes().begin(), wrong_candidate_modes().end());
-  const scratch_dir dir;
+  const scratch_dir dir(false);  // the generated candidates
   std::vector<mode_outcome> outcomes;
   try {
-    outcomes = judge_modes(p, o, modes, dir.path);
+    outcomes = judge_modes(p, o, modes, dir.path());
   } catch (const evaluation_error& e) {
     res.reference_verdict = "error";
     res.reference_note = e.what();

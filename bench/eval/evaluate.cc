@@ -67,51 +67,34 @@ eval_report new_report(const problem& p, const fs::path& solution, const eval_op
   return rep;
 }
 
-// What both process sets share: the ranks' plan and how they are started.
-rank_set_spec set_spec(set_role role, const fs::path& ws, const problem& p, const eval_options& o) {
-  rank_set_spec s;
-  s.role = role;
-  s.workspace = ws;
+// The plan a set is given: its role, the problem, where its files are.
+json plan_for(set_role role, const problem& p, const eval_options& o) {
   json problem = worker_plan(p, o.world);
   problem["reference"] = role == set_role::reference ? json("problem/reference.py") : json(nullptr);
   problem["inputs"] = p.upstream() ? json(nullptr) : json("problem/inputs.py");
   problem["upstream_root"] = p.upstream() ? json("upstream") : json(nullptr);
-  s.plan = {{"side", to_string(role)},
-            {"device", o.device},
-            {"problem", problem},
-            {"out_dir", staged_out.string()},
-            {"cuda_graph", o.timing.cuda_graph}};
-  s.launch.python = config::python();
-  s.launch.worker = staged_worker.string();
-  s.launch.plan = staged_plan.string();
-  s.launch.world = o.world;
-  s.launch.device = o.device;
-  // Both sets share the machine's cores on CPU.
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  s.launch.threads_per_rank = static_cast<int>(std::max(1u, cores / static_cast<unsigned>(2 * o.world)));
+  return {{"side", to_string(role)},
+          {"device", o.device},
+          {"problem", problem},
+          {"out_dir", staged_out.string()},
+          {"cuda_graph", o.timing.cuda_graph}};
+}
+
+// The sandbox every set of this evaluation gets.
+set_options set_options_for(const eval_options& o, bool names_kr_torch) {
+  set_options s;
+  s.world = o.world;
+  s.device = o.device;
   s.gpus = gpus_for(o);
   s.isolation = o.isolation;
-  // Nothing of pkagent's own tree or caches is visible inside; what the ranks need is bound back.
-  s.hidden = {config::home(), cache_base(o)};
+  s.cache_base = cache_base(o);
+  s.prebuild_kr = names_kr_torch;
+  s.keep_workspace = o.keep_workspace;
+  s.progress = o.progress;
   const double commands = 8.0 + 4.0 * o.trials;
   s.wall_limit = std::chrono::milliseconds(static_cast<long long>(
       1000 * (o.compile_timeout_s + o.timeout_s * commands + (o.perf ? 60.0 * o.trials : 0.0))));
   return s;
-}
-
-// The sandbox hides $HOME; a Python environment kept there (the default venv in ~/.cache/pkagent)
-// is bound back read-only at the same path, and so is the interpreter it links to when it lives
-// there too (pyenv, conda).
-void bind_python(rank_set_spec& s) {
-  std::error_code ec;
-  const fs::path python = s.launch.python;
-  for (const fs::path& py : {python, fs::canonical(python, ec)}) {
-    if (!py.is_absolute() || py.parent_path().filename() != "bin") continue;
-    const fs::path prefix = py.parent_path().parent_path();
-    const bool system = prefix == "/usr" || prefix == "/usr/local" || prefix == "/";
-    const bool listed = std::any_of(s.binds.begin(), s.binds.end(), [&](const auto& b) { return b.host == prefix; });
-    if (!system && !listed) s.binds.push_back({prefix, prefix, false});
-  }
 }
 
 // The reference outputs of every trial: cached ones, or what the reference set just recorded
@@ -132,7 +115,7 @@ struct reference_files {
 std::optional<failure_verdict> scan_what_ran(const fs::path& ws, const fs::path& jit, const std::set<fs::path>& ours,
                                              const eval_options& o) {
   std::set<fs::path> skip = ours;
-  for (const fs::path& f : {staged_plan, fs::path("launch.json"), fs::path("ranks.json")}) skip.insert(ws / f);
+  for (const char* f : {"plan.json", "launch.json", "ranks.json"}) skip.insert(ws / f);
   multicast_scan_options so;
   so.clean_cache = multicast_clean_cache(o);
   const std::vector<scan_root> roots{{jit, "JIT build directory"}, {ws, "workspace"}};
@@ -149,45 +132,31 @@ std::set<fs::path> files_under(const fs::path& dir) {
   return files;
 }
 
-// The candidate's process set, staged: its workspace, its JIT build directory (a fresh copy of
-// the cache entry for its source, bound at /workspace/ext), kr_torch, and the files the judge put
-// there (which the post-run scan leaves out).
+// The candidate's set, given its evaluation: the candidate and the input generator staged in its
+// workspace, its JIT build directory filled from the cache entry for its source (bound at
+// /workspace/ext; without a sandbox, the entry itself), and the files the judge put there (which
+// the post-run scan leaves out).
 struct candidate_stage {
-  scratch_dir ws;
-  scratch_dir jit_ws;
   jit_cache jit;
   fs::path jit_dir;
-  rank_set_spec spec;
   std::set<fs::path> ours;
 
-  candidate_stage(const problem& p, const fs::path& solution, const std::string& code, const eval_options& o)
-      : ws(o.keep_workspace),
-        jit_ws(o.keep_workspace),
-        jit(cache_base(o) / "torch-extensions", digest().add(code).hex()) {
-    if (o.keep_workspace && o.progress) o.progress("candidate workspace kept at " + ws.path().string());
-    stage_problem(ws.path(), p, false);
-    spec = set_spec(set_role::candidate, ws.path(), p, o);
-    spec.plan["candidate"] = stage_candidate(ws.path(), solution).string();
-    if (o.isolation == sandbox::isolation::none) {
+  candidate_stage(rank_set& set, const problem& p, const fs::path& solution, const std::string& code,
+                  const eval_options& o)
+      : jit(cache_base(o) / "torch-extensions", digest().add(code).hex()) {
+    stage_problem(set.workspace(), p, false);
+    json plan = plan_for(set_role::candidate, p, o);
+    plan["candidate"] = stage_candidate(set.workspace(), solution).string();
+    if (set.jit_dir().empty()) {
       jit_dir = jit.path();
       fs::create_directories(jit_dir);
-      spec.plan["torch_extensions_dir"] = jit_dir.string();
+      plan["torch_extensions_dir"] = jit_dir.string();
     } else {
-      jit_dir = jit_ws.path();
+      jit_dir = set.jit_dir();
       jit.copy_into(jit_dir);
-      fs::create_directories(ws.path() / "ext");
-      spec.binds.push_back({jit_dir, sandbox::workspace_inside / "ext", true});
-      spec.plan["torch_extensions_dir"] = "ext";
     }
-    const kr_torch_offer kr = offer_kr_torch(ws.path(), o.isolation != sandbox::isolation::none, cache_base(o),
-                                             o.device == "cuda" && code.find("kr_torch") != std::string::npos,
-                                             o.progress);
-    if (!kr.note.empty() && o.progress) o.progress(kr.note);
-    spec.binds.insert(spec.binds.end(), kr.binds.begin(), kr.binds.end());
-    spec.plan["python_path"] = kr.python_path;
-    spec.plan["env"] = kr.env;
-    bind_python(spec);
-    ours = files_under(ws.path());
+    ours = files_under(set.workspace());
+    set.go(set_role::candidate, std::move(plan));
   }
 };
 
@@ -258,21 +227,20 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   if (!missing.empty() && o.progress && seeds.reproducible())
     o.progress(fmt::format("the reference of {} runs for {} trial(s) (cached afterwards)", p.name(), missing.size()));
 
-  // The candidate's workspace: the candidate and the input generator, never the reference.
-  const candidate_stage cand(p, solution, code, o);
-  std::optional<scratch_dir> ref_ws;
-  std::optional<rank_set_spec> ref;
-  if (reference_runs) {
-    ref_ws.emplace(o.keep_workspace);
-    stage_problem(ref_ws->path(), p, true);
-    ref = set_spec(set_role::reference, ref_ws->path(), p, o);
-    bind_python(*ref);
-  }
-
+  // The sets: warm ones from the run's pool, or started now. The candidate's workspace holds the
+  // candidate and the input generator, never the reference; the reference's no candidate file.
+  const set_options so = set_options_for(o, code.find("kr_torch") != std::string::npos);
+  auto new_set = [&] { return o.pool ? o.pool->take(so) : std::make_unique<rank_set>(make_set_spec(so)); };
   if (o.progress) o.progress(fmt::format("running {} on {} ranks ({})", solution.filename().string(), o.world, o.device));
-  std::optional<rank_set> ref_set;
-  if (ref) ref_set.emplace(*ref);
-  rank_set cand_set(cand.spec);
+  std::unique_ptr<rank_set> ref_set;
+  if (reference_runs) {
+    ref_set = new_set();
+    stage_problem(ref_set->workspace(), p, true);
+    ref_set->go(set_role::reference, plan_for(set_role::reference, p, o));
+  }
+  std::unique_ptr<rank_set> cand_ptr = new_set();
+  rank_set& cand_set = *cand_ptr;
+  const candidate_stage cand(cand_set, p, solution, code, o);
 
   conduct_plan plan;
   plan.trials = trials;
@@ -283,7 +251,7 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   plan.phase_timeout_s = o.timeout_s;
   plan.sandboxed = o.isolation != sandbox::isolation::none;
   plan.progress = o.progress;
-  const conduct_outcome run = conduct(ref_set ? &*ref_set : nullptr, cand_set, plan, seeds, secret);
+  const conduct_outcome run = conduct(ref_set.get(), cand_set, plan, seeds, secret);
   if (run.failure || !run.background.empty()) {
     cand_set.stop();
     if (ref_set) ref_set->stop();
@@ -291,7 +259,10 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   rep.steps = run.steps;
   const rank_set_ending cand_end = cand_set.finish();
   const rank_set_ending ref_end = ref_set ? ref_set->finish() : rank_set_ending{};
-  if (o.isolation != sandbox::isolation::none) cand.jit.keep_from(cand.jit_dir);
+  // Replacements start now that this evaluation's ranks are gone: while the agent thinks about the
+  // verdict, not while they compete with the evaluation for the cores.
+  if (o.pool) o.pool->warm(so);
+  if (!cand_set.jit_dir().empty()) cand.jit.keep_from(cand.jit_dir);
 
   // Whatever the run left (JIT builds, Triton's cache, files written to the workspace) is scanned
   // for multicast first: a finding overrides every other verdict.
@@ -299,7 +270,7 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
     return conclude({verdict::forbidden, forbidden_reason::multicast,
                      "the run-time guard refused NVLink multicast in the candidate's processes (nothing reached "
                      "the GPU): " + cand_end.multicast_refusals, ""});
-  if (auto f = scan_what_ran(cand.ws.path(), cand.jit_dir, cand.ours, o)) return conclude(*f);
+  if (auto f = scan_what_ran(cand_set.workspace(), cand.jit_dir, cand.ours, o)) return conclude(*f);
   if (!run.background.empty()) {
     std::string what;
     for (const auto& b : run.background) what += (what.empty() ? "" : "; ") + b;
@@ -321,7 +292,7 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   }
 
   // The reference's outputs of the trials it ran go into the cache.
-  const reference_files refs{cache, key, p, ref_ws ? ref_ws->path() / staged_out : fs::path(), seeds.reproducible()};
+  const reference_files refs{cache, key, p, ref_set ? ref_set->workspace() / staged_out : fs::path(), seeds.reproducible()};
   std::map<int, std::vector<std::vector<bool>>> mutated;
   for (const trial_record& t : run.trials) {
     if (!t.mutated) {
@@ -342,8 +313,8 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
     const auto it = std::find_if(run.trials.begin(), run.trials.end(), [&](const auto& t) { return t.trial == trial; });
     return refs.file(trial, rank, it != run.trials.end() && it->mutated && !refs.cacheable);
   };
-  judge_run(rep, run, outs, cand.ws.path() / staged_out, o.world, judge_rules{p.comparison(), p.in_place_positions()},
-            o.perf);
+  judge_run(rep, run, outs, cand_set.workspace() / staged_out, o.world,
+            judge_rules{p.comparison(), p.in_place_positions()}, o.perf);
   return finish();
 }
 

@@ -12,6 +12,7 @@
 #include "bench/eval/problem.h"
 #include "bench/eval/report.h"
 #include "bench/eval/timing_plan.h"
+#include "bench/eval/warm_pool.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::bench {
@@ -34,6 +35,8 @@ struct eval_options {
   std::optional<hardware_spec> hardware;  ///< for the roofline line
   bool keep_workspace = false;
   std::function<void(const std::string&)> progress;  ///< progress lines (stderr in the CLI)
+  /// Process sets started ahead of need (a run keeps one pool); null: every set is started now.
+  warm_pool* pool = nullptr;
 };
 
 /// A problem or its reference failed: our bug or a broken environment, not the candidate's.

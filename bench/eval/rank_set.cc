@@ -22,6 +22,7 @@
 
 #include "bench/eval/untrusted_file.h"
 #include "sandbox/gpu_guard.h"
+#include "sandbox/mounts.h"
 #include "sandbox/process.h"
 
 extern char** environ;
@@ -38,6 +39,7 @@ namespace {
 constexpr std::size_t max_line_bytes = 4 << 20;    // replies are small; more is not our worker
 constexpr std::uint64_t max_ranks_json = 1 << 20;  // the supervisor caps each stream at 64 KiB
 const fs::path socket_dir_inside = "/run/pkjudge";
+constexpr const char* plan_file = "plan.json";
 
 fs::path self_executable() { return fs::read_symlink("/proc/self/exe"); }
 
@@ -69,6 +71,8 @@ struct rank_set::impl {
   std::optional<rank_failure> latched;   ///< a violation seen while doing something else
   long next_id = 1;
   bool awaiting_ready = true;
+  set_role role = set_role::candidate;
+  std::optional<std::string> go_line;    ///< sent to every rank once the set has its evaluation
   std::atomic<bool> ended{false};
   std::mutex ending_mutex;
   rank_set_ending ending;
@@ -152,6 +156,7 @@ struct rank_set::impl {
         s.binds = spec.binds;
         s.binds.push_back({exe.parent_path(), exe.parent_path(), false});
         s.binds.push_back({control_dir, socket_dir_inside, false});
+        if (!spec.jit_dir.empty()) s.binds.push_back({spec.jit_dir, sandbox::workspace_inside / "ext", true});
         if (!spec.gpus.empty()) s.binds.push_back(sandbox::guard_log_bind(guard_log()));
         s.hidden = spec.hidden;
         s.env = spec.env;
@@ -252,8 +257,25 @@ struct rank_set::impl {
       } else {
         link& l = ranks[static_cast<std::size_t>(rank)];
         l = std::move(*it);
+        if (go_line) write_line(l, *go_line);
       }
       it = unnamed.erase(it);
+    }
+  }
+
+  void write_line(link& l, const std::string& line) {
+    if (l.fd < 0 || l.closed) return;  // await_replies reports the missing answer
+    std::size_t sent = 0;
+    while (sent < line.size()) {
+      pollfd p{l.fd, POLLOUT, 0};
+      ::poll(&p, 1, 1000);
+      const ssize_t n = ::send(l.fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+      if (n <= 0) {
+        l.closed = true;
+        return;
+      }
+      sent += static_cast<std::size_t>(n);
     }
   }
 };
@@ -265,16 +287,33 @@ rank_set::rank_set(rank_set_spec spec) : impl_(std::make_unique<impl>()) {
     if (auto why = sandbox::unavailable_reason()) throw sandbox::sandbox_error(*why);
   m.ranks.resize(static_cast<std::size_t>(m.spec.launch.world));
   m.start_listening();
-  json plan = m.spec.plan;
-  plan["socket"] = (m.spec.isolation == sandbox::isolation::none ? m.control_dir : socket_dir_inside) / "ctl.sock";
-  std::ofstream(m.spec.workspace / m.spec.launch.plan) << plan.dump(2);
+  m.spec.launch.socket =
+      ((m.spec.isolation == sandbox::isolation::none ? m.control_dir : socket_dir_inside) / "ctl.sock").string();
   std::ofstream(m.spec.workspace / "launch.json") << to_json(m.spec.launch).dump(2);
   m.runner = std::jthread([&m](std::stop_token st) { m.run(st); });
 }
 
 rank_set::~rank_set() = default;
 
-set_role rank_set::role() const { return impl_->spec.role; }
+const fs::path& rank_set::workspace() const { return impl_->spec.workspace; }
+const fs::path& rank_set::jit_dir() const { return impl_->spec.jit_dir; }
+bool rank_set::ended() const { return impl_->ended; }
+
+void rank_set::go(set_role role, json plan) {
+  impl& m = *impl_;
+  m.role = role;
+  for (const auto& [k, v] : m.spec.plan_base.items())
+    if (!plan.contains(k)) plan[k] = v;
+  std::ofstream(m.spec.workspace / plan_file) << plan.dump(2);
+  m.go_line = json{{"cmd", "go"}, {"plan", plan_file}}.dump() + "\n";
+  // Ranks named already get it now; the others when they are named (name_connections).
+  for (auto& l : m.ranks)
+    if (l.fd >= 0) m.write_line(l, *m.go_line);
+  m.accept_all();
+  m.name_connections();
+}
+
+set_role rank_set::role() const { return impl_->role; }
 int rank_set::world() const { return impl_->spec.launch.world; }
 int rank_set::rank_pid(int rank) const { return impl_->ranks.at(static_cast<std::size_t>(rank)).pid; }
 
@@ -284,20 +323,7 @@ void rank_set::send(int rank, json command) {
   command["id"] = id;
   l.awaiting = id;
   impl_->awaiting_ready = false;
-  if (l.fd < 0 || l.closed) return;  // await_replies reports the missing answer
-  const std::string line = command.dump() + "\n";
-  std::size_t sent = 0;
-  while (sent < line.size()) {
-    pollfd p{l.fd, POLLOUT, 0};
-    ::poll(&p, 1, 1000);
-    const ssize_t n = ::send(l.fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n <= 0) {
-      l.closed = true;
-      return;
-    }
-    sent += static_cast<std::size_t>(n);
-  }
+  impl_->write_line(l, command.dump() + "\n");
 }
 
 void rank_set::send_all(const json& command) {

@@ -1,7 +1,7 @@
 // One process set of an evaluation: the reference's ranks or the candidate's, started in a sandbox
-// of their own (`pkagent _ranks`, see rank_supervisor.h) on the evaluation's GPUs, and their
-// connections to the judge: one Unix socket per set, in a directory only that set's sandbox sees,
-// one connection per rank, one JSON line per command and per reply.
+// of their own (`pkagent _ranks`, see rank_supervisor.h) on the evaluation's GPUs, possibly ahead of
+// need (warm_pool.h), and their connections to the judge: one Unix socket per set, in a directory
+// only that set's sandbox sees, one connection per rank, one JSON line per command and per reply.
 //
 // Everything that arrives from a candidate's set is its claim: replies are checked for form (a
 // reply names the command it answers), a rank that says something it should not, connects twice,
@@ -27,17 +27,20 @@ namespace pk::bench {
 enum class set_role { reference, candidate };
 std::string to_string(set_role r);
 
+/// A process set's sandbox: decided when the set starts, before it knows its evaluation.
 struct rank_set_spec {
-  set_role role = set_role::candidate;
-  std::filesystem::path workspace;  ///< staged by the judge; bound at /workspace
-  nlohmann::json plan;              ///< the ranks' plan; the socket's path is added here
-  launch_spec launch;               ///< how the supervisor starts the ranks
+  std::filesystem::path workspace;  ///< staged with the worker (staging.h); bound at /workspace
+  std::filesystem::path jit_dir;    ///< bound writable at /workspace/ext for JIT builds; empty: none
+  launch_spec launch;               ///< how the supervisor starts the ranks (the socket is filled in)
   std::vector<int> gpus;            ///< host GPU indices, one per rank (empty on CPU)
   sandbox::isolation isolation = sandbox::isolation::bwrap;
   std::vector<sandbox::bind_mount> binds;
   std::vector<std::filesystem::path> hidden;
   std::map<std::string, std::string> env;  ///< extra environment for the whole set
   std::chrono::milliseconds wall_limit{600'000};
+  /// What every plan given to this set must say about its sandbox (paths of what is bound in).
+  nlohmann::json plan_base = nlohmann::json::object();
+  std::vector<std::shared_ptr<void>> owned;  ///< kept as long as the set (its scratch directories)
 };
 
 /// Why a set stopped answering, as the judge saw it.
@@ -66,6 +69,8 @@ struct rank_set_ending {
   std::string multicast_refusals;
 };
 
+/// A process set, started ahead of its evaluation: its ranks import torch and the worker, connect
+/// and wait; go() hands them the evaluation (then the set is spent: one evaluation per set).
 class rank_set {
  public:
   using clock = std::chrono::steady_clock;
@@ -77,6 +82,15 @@ class rank_set {
   ~rank_set();
   rank_set(const rank_set&) = delete;
   rank_set& operator=(const rank_set&) = delete;
+
+  const std::filesystem::path& workspace() const;
+  const std::filesystem::path& jit_dir() const;
+  /// Whether the set's sandbox has ended (a set that died while waiting is of no use).
+  bool ended() const;
+
+  /// Hands the set its evaluation: writes `plan` as the ranks' plan (plan.json in the workspace,
+  /// where the caller staged the files it names) and lets every rank go, now or when it connects.
+  void go(set_role role, nlohmann::json plan);
 
   set_role role() const;
   int world() const;

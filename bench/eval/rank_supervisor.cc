@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 json to_json(const launch_spec& s) {
-  return {{"python", s.python}, {"worker", s.worker}, {"plan", s.plan},
+  return {{"python", s.python}, {"worker", s.worker}, {"socket", s.socket},
           {"world", s.world},   {"device", s.device}, {"threads_per_rank", s.threads_per_rank}};
 }
 
@@ -31,7 +31,7 @@ launch_spec launch_spec_from_json(const json& j) {
   launch_spec s;
   s.python = j.at("python");
   s.worker = j.at("worker");
-  s.plan = j.at("plan");
+  s.socket = j.at("socket");
   s.world = j.at("world");
   s.device = j.at("device");
   s.threads_per_rank = j.at("threads_per_rank");
@@ -102,6 +102,7 @@ int supervise_ranks(const fs::path& workspace) {
   base_env["LOCAL_WORLD_SIZE"] = std::to_string(spec.world);
   base_env["PYTHONUNBUFFERED"] = "1";
   base_env["PYTHONDONTWRITEBYTECODE"] = "1";
+  base_env["PK_JUDGE_SOCKET"] = spec.socket;
   // NVLink multicast is forbidden on our machines (and by the project's rules).
   base_env["NCCL_NVLS_ENABLE"] = "0";
   base_env["TORCH_SYMM_MEM_DISABLE_MULTICAST"] = "1";
@@ -115,7 +116,7 @@ int supervise_ranks(const fs::path& workspace) {
   sandbox::process_set ranks;
   for (int r = 0; r < spec.world; ++r) {
     sandbox::process_spec ps;
-    ps.argv = {spec.python, spec.worker, spec.plan};
+    ps.argv = {spec.python, spec.worker};
     ps.env = base_env;
     ps.env["RANK"] = std::to_string(r);
     ps.env["LOCAL_RANK"] = std::to_string(r);

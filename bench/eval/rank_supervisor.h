@@ -22,7 +22,7 @@ inline constexpr const char* ranks_subcommand = "_ranks";
 struct launch_spec {
   std::string python;         ///< the interpreter with torch
   std::string worker;         ///< rank_worker.py
-  std::string plan;           ///< plan.json given to every rank
+  std::string socket;         ///< the judge's socket, as the ranks see it
   int world = 2;
   std::string device = "cuda";
   int threads_per_rank = 1;   ///< OMP_NUM_THREADS on CPU

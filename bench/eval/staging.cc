@@ -2,8 +2,14 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <thread>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "bench/eval/kr_torch_stage.h"
 #include "config/paths.h"
 
 namespace pk::bench {
@@ -22,6 +28,68 @@ scratch_dir::~scratch_dir() {
   if (!keep_) fs::remove_all(path_, ec);
 }
 
+std::string set_options::key() const {
+  return fmt::format("{}|{}|{}|{}|{}|{}", world, device, fmt::join(gpus, ","),
+                     isolation == sandbox::isolation::none ? "none" : "bwrap", cache_base.string(), prebuild_kr);
+}
+
+namespace {
+
+// The sandbox hides $HOME; a Python environment kept there (the default venv in ~/.cache/pkagent)
+// is bound back read-only at the same path, and so is the interpreter it links to when it lives
+// there too (pyenv, conda).
+void bind_python(rank_set_spec& s) {
+  std::error_code ec;
+  const fs::path python = s.launch.python;
+  for (const fs::path& py : {python, fs::canonical(python, ec)}) {
+    if (!py.is_absolute() || py.parent_path().filename() != "bin") continue;
+    const fs::path prefix = py.parent_path().parent_path();
+    const bool system = prefix == "/usr" || prefix == "/usr/local" || prefix == "/";
+    const bool listed = std::any_of(s.binds.begin(), s.binds.end(), [&](const auto& b) { return b.host == prefix; });
+    if (!system && !listed) s.binds.push_back({prefix, prefix, false});
+  }
+}
+
+}  // namespace
+
+rank_set_spec make_set_spec(const set_options& o) {
+  rank_set_spec s;
+  auto ws = std::make_shared<scratch_dir>(o.keep_workspace);
+  auto jit = std::make_shared<scratch_dir>(o.keep_workspace);
+  if (o.keep_workspace && o.progress) o.progress("process set workspace kept at " + ws->path().string());
+  s.workspace = ws->path();
+  fs::create_directories(s.workspace / "worker");
+  for (const char* f : {"rank_worker.py", "tensor_file.py", "timing.py", "problem_api.py", "counter_fill.py"})
+    fs::copy_file(config::data_path("bench/worker") / f, s.workspace / "worker" / f);
+  fs::create_directories(s.workspace / staged_out);
+  if (o.isolation != sandbox::isolation::none) {
+    s.jit_dir = jit->path();
+    fs::create_directories(s.workspace / "ext");
+    s.plan_base["torch_extensions_dir"] = "ext";
+  }
+  s.owned = {ws, jit};
+  s.launch.python = config::python();
+  s.launch.worker = staged_worker.string();
+  s.launch.world = o.world;
+  s.launch.device = o.device;
+  // The two sets of an evaluation share the machine's cores on CPU.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  s.launch.threads_per_rank = static_cast<int>(std::max(1u, cores / static_cast<unsigned>(2 * o.world)));
+  s.gpus = o.gpus;
+  s.isolation = o.isolation;
+  s.wall_limit = o.wall_limit;
+  // Nothing of pkagent's own tree or caches is visible inside; what the ranks need is bound back.
+  s.hidden = {config::home(), o.cache_base};
+  const kr_torch_offer kr = offer_kr_torch(s.workspace, o.isolation != sandbox::isolation::none, o.cache_base,
+                                           o.prebuild_kr && o.device == "cuda", o.progress);
+  if (!kr.note.empty() && o.progress && o.prebuild_kr) o.progress(kr.note);
+  s.binds = kr.binds;
+  s.plan_base["python_path"] = kr.python_path;
+  s.plan_base["env"] = kr.env;
+  bind_python(s);
+  return s;
+}
+
 void stage_problem(const fs::path& ws, const problem& p, bool reference) {
   fs::create_directories(ws / "problem");
   if (reference) fs::copy_file(p.reference, ws / "problem" / "reference.py");
@@ -36,10 +104,6 @@ void stage_problem(const fs::path& ws, const problem& p, bool reference) {
   } else {
     fs::copy_file(p.inputs, ws / "problem" / "inputs.py");
   }
-  fs::create_directories(ws / "worker");
-  for (const char* f : {"rank_worker.py", "tensor_file.py", "timing.py", "problem_api.py", "counter_fill.py"})
-    fs::copy_file(config::data_path("bench/worker") / f, ws / "worker" / f);
-  fs::create_directories(ws / staged_out);
 }
 
 fs::path stage_candidate(const fs::path& ws, const fs::path& solution) {

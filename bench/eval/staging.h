@@ -4,11 +4,36 @@
 // copied, so a problem or worker edited mid-run cannot mix versions.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "bench/eval/problem.h"
+#include "bench/eval/rank_set.h"
 
 namespace pk::bench {
+
+/// What a process set's sandbox must be given before its evaluation is known.
+struct set_options {
+  int world = 2;
+  std::string device = "cuda";
+  std::vector<int> gpus;             ///< host GPU indices, one per rank (empty on CPU)
+  sandbox::isolation isolation = sandbox::isolation::bwrap;
+  std::filesystem::path cache_base;  ///< the judge's caches (hidden inside; kr_torch is built there)
+  bool prebuild_kr = false;          ///< build kr_torch's extension beforehand where it is offered
+  bool keep_workspace = false;
+  std::chrono::milliseconds wall_limit{600'000};
+  std::function<void(const std::string&)> progress;
+
+  /// Sets made from equal keys are interchangeable (a pool of warm sets keys on it).
+  std::string key() const;
+};
+
+/// A new set's sandbox: a scratch workspace with the worker staged, a scratch JIT directory, kr_torch
+/// offered on CUDA, the Python environment bound back, and pkagent's tree and caches hidden.
+rank_set_spec make_set_spec(const set_options& o);
 
 /// A private scratch directory, removed when it goes out of scope unless kept.
 class scratch_dir {
@@ -26,11 +51,10 @@ class scratch_dir {
 
 /// Where the worker finds its files, relative to a staged workspace.
 inline const std::filesystem::path staged_worker = "worker/rank_worker.py";
-inline const std::filesystem::path staged_plan = "plan.json";
 inline const std::filesystem::path staged_out = "out";
 
-/// Stages the worker and the problem's input generator (upstream mode: the checkout's utils/
-/// package, which PKB's generator and solutions import); with `reference`, also reference.py.
+/// Stages the problem's input generator (upstream mode: the checkout's utils/ package, which PKB's
+/// generator and solutions import); with `reference`, also reference.py.
 void stage_problem(const std::filesystem::path& ws, const problem& p, bool reference);
 
 /// Stages the candidate file; returns its path relative to `ws`.

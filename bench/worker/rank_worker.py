@@ -3,9 +3,10 @@
 An evaluation runs two process sets on the same GPUs, each in its own sandbox: the reference's
 (reference.py and the input generator, no candidate file) and the candidate's (the candidate and the
 input generator, no reference). pkagent starts each set (`pkagent _ranks`), one process per rank, with
-RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set and the plan (JSON) as argv[1]. Each
-rank imports its code, joins its set's process group, connects to the judge's socket and says
-`ready`; from then on it only answers commands, one JSON line each way:
+RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT and PK_JUDGE_SOCKET set, possibly ahead of
+need: a rank imports torch and this worker, connects to the judge's socket, and waits for `go` with
+its plan (JSON). Then it imports its code, joins its set's process group and says `ready`; from then
+on it only answers commands, one JSON line each way:
 
   trial        build the trial's inputs from the seed it is given, call `solution`, record the
                outputs and inputs (reference: inputs before the call and which ones it changed;
@@ -185,20 +186,29 @@ def plain_output_problem(x, device, path="output"):
     return f"{path} is a {type(x).__name__}; return tensors and plain values only"
 
 
-def init_distributed(device, rank, world):
+def rendezvous_store():
+    """The set's rendezvous store, held from the rank's start: rank 0 listens on the port the supervisor
+    found free at once, so no set started while this one waits for its evaluation can take that port."""
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    return dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, is_master=rank == 0,
+                         wait_for_workers=False)
+
+
+def init_distributed(device, rank, world, store):
     if device == "cuda":
         local = int(os.environ.get("LOCAL_RANK", rank))
         torch.cuda.set_device(local)
         dev = torch.device("cuda", local)
-        _init_process_group("nccl", rank=rank, world_size=world, device_id=dev)
+        _init_process_group("nccl", store=store, rank=rank, world_size=world, device_id=dev)
         return dev
-    _init_process_group("gloo", rank=rank, world_size=world)
+    _init_process_group("gloo", store=store, rank=rank, world_size=world)
     return torch.device("cpu")
 
 
 class Rank:
-    def __init__(self, plan):
+    def __init__(self, plan, store):
         self.plan = plan
+        self.store = store  # the set's rendezvous (rendezvous_store)
         self.rank = int(os.environ["RANK"])
         self.world = int(os.environ["WORLD_SIZE"])
         self.dir = os.path.join(plan["out_dir"], f"rank{self.rank}")
@@ -235,7 +245,7 @@ class Rank:
             path = plan["candidate"]
             self.fn = solution_of(load_module("solution_mod", path, "import_error"), path)
         self.phase("init")
-        self.device = init_distributed(plan["device"], self.rank, self.world)
+        self.device = init_distributed(plan["device"], self.rank, self.world, self.store)
         self.cuda = self.device.type == "cuda"
         # The problem's declared process groups, built once, now that the process group exists.
         self.problem_inputs = self.harness("building the declared process groups", lambda: problem_api.Inputs(
@@ -410,7 +420,15 @@ def serve(r, ch):
 
 
 def main():
-    with open(sys.argv[1]) as f:
+    # Started ahead of need: the rank imports torch and the worker, connects, and waits for the
+    # evaluation its process set is given (its plan); nothing of a problem or candidate is read before.
+    store = rendezvous_store()
+    ch = Channel(os.environ["PK_JUDGE_SOCKET"])
+    ch.send({"hello": int(os.environ["RANK"])})
+    go = ch.receive()
+    if go.get("cmd") != "go":
+        os._exit(EXIT_FAILED)
+    with open(go["plan"]) as f:
         plan = json.load(f)
     if plan.get("torch_extensions_dir"):
         # JIT builds (torch load_inline, Triton) go where the judge scans them for multicast after
@@ -423,9 +441,7 @@ def main():
     for path in reversed(plan.get("python_path") or []):
         sys.path.insert(0, os.path.abspath(path))
     os.environ.update(plan.get("env") or {})
-    ch = Channel(plan["socket"])
-    r = Rank(plan)
-    ch.send({"hello": r.rank})
+    r = Rank(plan, store)
     code = 0
     try:
         r.start()
