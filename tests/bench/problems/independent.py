@@ -38,6 +38,22 @@ def _collectives(name, args, W):
     return None
 
 
+def _layernorm_backward(args, W):
+    d_gamma = sum((f64(x) * f64(dy)).sum(dim=0) for x, dy in args)
+    d_beta = sum(f64(dy).sum(dim=0) for _, dy in args)
+    return [(d_gamma, d_beta)] * W
+
+
+def _allgather_gemm(args, W):
+    """11, 12: the inner-dimension slices side by side, times each rank's own B."""
+    A = torch.cat([f64(a[0]) for a in args], dim=1)
+    return [A @ f64(args[r][1]) for r in range(W)]
+
+
+def _gemm_allgather(args, W):
+    return [torch.cat([f64(A) @ f64(B) for A, B in args], dim=1)] * W
+
+
 def _gemm(name, args, W):
     full = sum(f64(A) @ f64(B) for A, B in args)
     return [full] * W if name == "13_gemm_allreduce" else list(full.chunk(W, dim=0))
@@ -160,8 +176,14 @@ def expected(name, args, W, mesh):
     outs = _collectives(name, args, W)
     if outs is not None:
         return outs, none
+    if name == "9_layernorm_backward":
+        return _layernorm_backward(args, W), none
+    if name in ("11_allgather_gemm_AT", "12_allgather_gemm"):
+        return _allgather_gemm(args, W), none
     if name in ("13_gemm_allreduce", "16_gemm_reducescatter"):
         return _gemm(name, args, W), none
+    if name == "14_gemm_allgather":
+        return _gemm_allgather(args, W), none
     if name == "18_tp_rms_norm":
         return _rms_norm(args, W), none
     if name == "27_moe_all2all_primitive":
