@@ -324,9 +324,10 @@ def _assert_close(where, got, want, rule, spec, loose_bound=None):
         worst = (error - loose_bound).max().item()
         assert worst <= 0, f"{where}: exceeds the bf16 rounding bound by {worst}"
         return
-    allowed = rule.get("atol", spec["atol"]) + rule.get("rtol", spec["rtol"]) * want.abs()
+    allowed = 0.0 if mode == "exact" else rule.get("atol", spec["atol"]) + rule.get("rtol", spec["rtol"]) * want.abs()
     bad = int((error > allowed).sum())
-    assert bad == 0, f"{where}: {bad} elements off, max abs error {error.max().item()}"
+    may = math.floor(rule.get("max_mismatch_fraction", 0.0) * error.numel())  # as the judge counts them
+    assert bad <= may, f"{where}: {bad} elements off (at most {may} may be), max abs error {error.max().item()}"
 
 
 @pytest.mark.parametrize("W", [2, 4])
