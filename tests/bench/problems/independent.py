@@ -54,6 +54,16 @@ def _gemm_allgather(args, W):
     return [torch.cat([f64(A) @ f64(B) for A, B in args], dim=1)] * W
 
 
+def _combined_sharded_gemms(args, W):
+    x = torch.cat([f64(a[0]) for a in args], dim=1)
+    rows = x.shape[0] // W
+    outs = []
+    for r, (_, W1, W2) in enumerate(args):
+        hidden = torch.nn.functional.silu(x[r * rows:(r + 1) * rows] @ f64(W1))
+        outs.append(hidden @ f64(W2))
+    return outs
+
+
 def _gemm(name, args, W):
     full = sum(f64(A) @ f64(B) for A, B in args)
     return [full] * W if name == "13_gemm_allreduce" else list(full.chunk(W, dim=0))
@@ -188,6 +198,8 @@ def expected(name, args, W, mesh):
         return _rms_norm(args, W), none
     if name == "27_moe_all2all_primitive":
         return _all_to_all(args, W), none
+    if name == "15_combined_sharded_gemms":
+        return _combined_sharded_gemms(args, W), none
     if name == "19_blocked_fp8_quantize":
         return _fp8_quantize(args, W), none
     if name == "21_clip_grad_norm_no_ep":
