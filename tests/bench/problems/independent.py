@@ -64,6 +64,16 @@ def _combined_sharded_gemms(args, W):
     return outs
 
 
+def _rope_allgather(args, W):
+    def rotate(x, cos, sin):
+        half = x.shape[-1] // 2
+        turned = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * cos.unsqueeze(2) + turned * sin.unsqueeze(2)
+
+    rotated = [[rotate(f64(a[i]), f64(a[2]), f64(a[3])) for i in (0, 1)] for a in args]
+    return [tuple(torch.cat([q_k[i] for q_k in rotated], dim=1) for i in (0, 1))] * W
+
+
 def _gemm(name, args, W):
     full = sum(f64(A) @ f64(B) for A, B in args)
     return [full] * W if name == "13_gemm_allreduce" else list(full.chunk(W, dim=0))
@@ -200,6 +210,8 @@ def expected(name, args, W, mesh):
         return _all_to_all(args, W), none
     if name == "15_combined_sharded_gemms":
         return _combined_sharded_gemms(args, W), none
+    if name == "17_rope_allgather":
+        return _rope_allgather(args, W), none
     if name == "19_blocked_fp8_quantize":
         return _fp8_quantize(args, W), none
     if name == "21_clip_grad_norm_no_ep":
