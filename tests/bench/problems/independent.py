@@ -74,6 +74,13 @@ def _rope_allgather(args, W):
     return [tuple(torch.cat([q_k[i] for q_k in rotated], dim=1) for i in (0, 1))] * W
 
 
+def _fp8_dequantize(args, W):
+    chunks = []
+    for y, s, block in args:
+        chunks.append((f64(y).reshape(-1, block) * f64(s).reshape(-1, 1)).view(y.shape))
+    return [torch.stack([chunks[s][r] for s in range(W)]) for r in range(W)]
+
+
 def _gemm(name, args, W):
     full = sum(f64(A) @ f64(B) for A, B in args)
     return [full] * W if name == "13_gemm_allreduce" else list(full.chunk(W, dim=0))
@@ -214,6 +221,8 @@ def expected(name, args, W, mesh):
         return _rope_allgather(args, W), none
     if name == "19_blocked_fp8_quantize":
         return _fp8_quantize(args, W), none
+    if name == "20_blocked_fp8_dequantize":
+        return _fp8_dequantize(args, W), none
     if name == "21_clip_grad_norm_no_ep":
         return _clip(args, W)
     if name == "55_ring_attention_tp":

@@ -34,8 +34,9 @@ HERE = Path(__file__).resolve().parent
 PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", "6_gather", "7_reducescatter",
           "8_alltoall", "9_layernorm_backward", "11_allgather_gemm_AT", "12_allgather_gemm", "13_gemm_allreduce",
           "14_gemm_allgather", "15_combined_sharded_gemms", "16_gemm_reducescatter", "17_rope_allgather",
-          "18_tp_rms_norm", "19_blocked_fp8_quantize", "21_clip_grad_norm_no_ep", "27_moe_all2all_primitive",
-          "55_ring_attention_tp", "62_torchharmonics_spherical_convolution", "69_gnn_negative_scoring"]
+          "18_tp_rms_norm", "19_blocked_fp8_quantize", "20_blocked_fp8_dequantize", "21_clip_grad_norm_no_ep",
+          "27_moe_all2all_primitive", "55_ring_attention_tp", "62_torchharmonics_spherical_convolution",
+          "69_gnn_negative_scoring"]
 SEED = 1234
 FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
 # Its default shape costs minutes of CPU (a 256-step loop over 16 MiB, and the dense float64 check of it):
