@@ -54,6 +54,25 @@ def _gemm_allgather(args, W):
     return [torch.cat([f64(A) @ f64(B) for A, B in args], dim=1)] * W
 
 
+def _ulysses(name, args, W):
+    """33-38: every rank's piece r along the scattered dimension, concatenated in rank order along the
+    gathered one, for each rank r."""
+    xs = [f64(a[0]) for a in args]
+    if name in ("34_ulysses_all_gather_into_tensor_primitive", "35_ulysses_all_gather_variable_primitive"):
+        return [torch.cat(xs, dim=0)] * W
+    if name == "38_ulysses_gather_seq_scatter_heads_qkv":
+        B, T, P = xs[0].shape
+        xs = [x.view(B, T, 3, P // 3) for x in xs]
+        return [torch.cat([x.chunk(W, dim=3)[r] for x in xs], dim=1).reshape(B, W * T, P // W) for r in range(W)]
+    scatter, gather = {"33_ulysses_all_to_all_tensor_primitive": (0, 1), "36_ulysses_gather_seq_scatter_heads": (2, 1),
+                       "37_ulysses_gather_heads_scatter_seq": (1, 2)}[name]
+    if xs[0].shape[scatter] % W:  # 37 pads the sequence with zeros first
+        pad = list(xs[0].shape)
+        pad[scatter] = -pad[scatter] % W
+        xs = [torch.cat([x, x.new_zeros(pad)], dim=scatter) for x in xs]
+    return [torch.cat([x.chunk(W, dim=scatter)[r] for x in xs], dim=gather) for r in range(W)]
+
+
 def _combined_sharded_gemms(args, W):
     x = torch.cat([f64(a[0]) for a in args], dim=1)
     rows = x.shape[0] // W
@@ -225,6 +244,8 @@ def expected(name, args, W, mesh):
         return _fp8_dequantize(args, W), none
     if name == "21_clip_grad_norm_no_ep":
         return _clip(args, W)
+    if name.split("_")[0] in ("33", "34", "35", "36", "37", "38"):
+        return _ulysses(name, args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":
