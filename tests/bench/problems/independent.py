@@ -100,6 +100,33 @@ def _fp8_dequantize(args, W):
     return [torch.stack([chunks[s][r] for s in range(W)]) for r in range(W)]
 
 
+def _int8_mean(args, W):
+    total = 0
+    for g, block in args:
+        x = f64(g).reshape(-1)
+        n = x.numel()
+        blocks = torch.cat([x, x.new_zeros(-n % block)]).view(-1, block)
+        scale = f64((blocks.abs().amax(dim=1).to(torch.float32).clamp(min=1e-8) / 127.0)).unsqueeze(1)
+        total = total + ((blocks / scale).round().clamp(-127, 127) * scale).view(-1)[:n]
+    return [(total / W).view(args[0][0].shape)] * W
+
+
+def _fp8_delayed_scale(x, history):
+    """52, 53: the rolled history with max|x| appended, and x through e4m3 at the scale it gives."""
+    history = torch.cat([history[1:], x.abs().max().view(1).to(history.dtype)])
+    scale = f64(history.max().to(torch.float32).clamp(min=1e-12) / 448.0)
+    return (f64(x) / scale).to(torch.float8_e4m3fn).to(torch.float64) * scale, history
+
+
+def _fp8_collective(name, args, W):
+    trips = [_fp8_delayed_scale(x, history) for x, history in args]
+    if name == "52_fp8_reduce_scatter_grads":
+        mean = sum(recon for recon, _ in trips) / W
+        return [(chunk, f64(history)) for chunk, (_, history) in zip(mean.chunk(W), trips)]
+    full = torch.cat([recon for recon, _ in trips])
+    return [(full, f64(history)) for _, history in trips]
+
+
 def _gemm(name, args, W):
     full = sum(f64(A) @ f64(B) for A, B in args)
     return [full] * W if name == "13_gemm_allreduce" else list(full.chunk(W, dim=0))
@@ -246,6 +273,10 @@ def expected(name, args, W, mesh):
         return _clip(args, W)
     if name.split("_")[0] in ("33", "34", "35", "36", "37", "38"):
         return _ulysses(name, args, W), none
+    if name == "44_quantized_grad_allreduce":
+        return _int8_mean(args, W), none
+    if name in ("52_fp8_reduce_scatter_grads", "53_fp8_allgather_params"):
+        return _fp8_collective(name, args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":
