@@ -111,6 +111,20 @@ def _int8_mean(args, W):
     return [(total / W).view(args[0][0].shape)] * W
 
 
+def _reducescatter_rmsnorm(args, W):
+    gamma, eps = f64(args[0][1]), args[0][2]
+    mean = total([a[0] for a in args]) / W
+    outs = []
+    for chunk in mean.chunk(W):
+        x = chunk.view(-1, gamma.numel())
+        outs.append(x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * gamma)
+    return outs
+
+
+def _gemv_decode(args, W):
+    return [torch.cat([f64(h) @ f64(w).T + f64(b) for h, w, b in args], dim=1)] * W
+
+
 def _fp8_delayed_scale(x, history):
     """52, 53: the rolled history with max|x| appended, and x through e4m3 at the scale it gives."""
     history = torch.cat([history[1:], x.abs().max().view(1).to(history.dtype)])
@@ -275,6 +289,10 @@ def expected(name, args, W, mesh):
         return _ulysses(name, args, W), none
     if name == "44_quantized_grad_allreduce":
         return _int8_mean(args, W), none
+    if name == "45_reducescatter_fused_rmsnorm":
+        return _reducescatter_rmsnorm(args, W), none
+    if name == "46_gemv_decode":
+        return _gemv_decode(args, W), none
     if name in ("52_fp8_reduce_scatter_grads", "53_fp8_allgather_params"):
         return _fp8_collective(name, args, W), none
     if name == "55_ring_attention_tp":
