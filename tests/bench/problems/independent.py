@@ -141,6 +141,19 @@ def _fp8_collective(name, args, W):
     return [(full, f64(history)) for _, history in trips]
 
 
+def _newton_schulz(args, W):
+    steps = args[0][1]
+    abc = [(4.0848, -6.8946, 2.9270), (3.9505, -6.3029, 2.6377), (3.7418, -5.5913, 2.3037),
+           (2.8769, -3.1427, 1.2046), (2.8366, -3.0525, 1.2012)]  # the "quintic" schedule, the default
+    x = torch.cat([f64(a[0]) for a in args], dim=1)
+    x = x / x.norm()
+    for step in range(steps):
+        a, b, c = abc[step % len(abc)]
+        G = x @ x.T
+        x = a * x + (b * G + c * G @ G) @ x
+    return list(x.chunk(W, dim=1))
+
+
 def _gemm(name, args, W):
     full = sum(f64(A) @ f64(B) for A, B in args)
     return [full] * W if name == "13_gemm_allreduce" else list(full.chunk(W, dim=0))
@@ -301,6 +314,8 @@ def expected(name, args, W, mesh):
         return _spherical_conv(args, W, mesh), none
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
+    if name == "86_tp_muon_orthogonalization":
+        return _newton_schulz(args, W), none
     raise AssertionError(f"no independent computation for {name}")
 
 
