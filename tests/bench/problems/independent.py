@@ -38,6 +38,122 @@ def _collectives(name, args, W):
     return None
 
 
+def _layernorm_backward(args, W):
+    d_gamma = sum((f64(x) * f64(dy)).sum(dim=0) for x, dy in args)
+    d_beta = sum(f64(dy).sum(dim=0) for _, dy in args)
+    return [(d_gamma, d_beta)] * W
+
+
+def _allgather_gemm(args, W):
+    """11, 12: the inner-dimension slices side by side, times each rank's own B."""
+    A = torch.cat([f64(a[0]) for a in args], dim=1)
+    return [A @ f64(args[r][1]) for r in range(W)]
+
+
+def _gemm_allgather(args, W):
+    return [torch.cat([f64(A) @ f64(B) for A, B in args], dim=1)] * W
+
+
+def _ulysses(name, args, W):
+    """33-38: every rank's piece r along the scattered dimension, concatenated in rank order along the
+    gathered one, for each rank r."""
+    xs = [f64(a[0]) for a in args]
+    if name in ("34_ulysses_all_gather_into_tensor_primitive", "35_ulysses_all_gather_variable_primitive"):
+        return [torch.cat(xs, dim=0)] * W
+    if name == "38_ulysses_gather_seq_scatter_heads_qkv":
+        B, T, P = xs[0].shape
+        xs = [x.view(B, T, 3, P // 3) for x in xs]
+        return [torch.cat([x.chunk(W, dim=3)[r] for x in xs], dim=1).reshape(B, W * T, P // W) for r in range(W)]
+    scatter, gather = {"33_ulysses_all_to_all_tensor_primitive": (0, 1), "36_ulysses_gather_seq_scatter_heads": (2, 1),
+                       "37_ulysses_gather_heads_scatter_seq": (1, 2)}[name]
+    if xs[0].shape[scatter] % W:  # 37 pads the sequence with zeros first
+        pad = list(xs[0].shape)
+        pad[scatter] = -pad[scatter] % W
+        xs = [torch.cat([x, x.new_zeros(pad)], dim=scatter) for x in xs]
+    return [torch.cat([x.chunk(W, dim=scatter)[r] for x in xs], dim=gather) for r in range(W)]
+
+
+def _combined_sharded_gemms(args, W):
+    x = torch.cat([f64(a[0]) for a in args], dim=1)
+    rows = x.shape[0] // W
+    outs = []
+    for r, (_, W1, W2) in enumerate(args):
+        hidden = torch.nn.functional.silu(x[r * rows:(r + 1) * rows] @ f64(W1))
+        outs.append(hidden @ f64(W2))
+    return outs
+
+
+def _rope_allgather(args, W):
+    def rotate(x, cos, sin):
+        half = x.shape[-1] // 2
+        turned = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * cos.unsqueeze(2) + turned * sin.unsqueeze(2)
+
+    rotated = [[rotate(f64(a[i]), f64(a[2]), f64(a[3])) for i in (0, 1)] for a in args]
+    return [tuple(torch.cat([q_k[i] for q_k in rotated], dim=1) for i in (0, 1))] * W
+
+
+def _fp8_dequantize(args, W):
+    chunks = []
+    for y, s, block in args:
+        chunks.append((f64(y).reshape(-1, block) * f64(s).reshape(-1, 1)).view(y.shape))
+    return [torch.stack([chunks[s][r] for s in range(W)]) for r in range(W)]
+
+
+def _int8_mean(args, W):
+    total = 0
+    for g, block in args:
+        x = f64(g).reshape(-1)
+        n = x.numel()
+        blocks = torch.cat([x, x.new_zeros(-n % block)]).view(-1, block)
+        scale = f64((blocks.abs().amax(dim=1).to(torch.float32).clamp(min=1e-8) / 127.0)).unsqueeze(1)
+        total = total + ((blocks / scale).round().clamp(-127, 127) * scale).view(-1)[:n]
+    return [(total / W).view(args[0][0].shape)] * W
+
+
+def _reducescatter_rmsnorm(args, W):
+    gamma, eps = f64(args[0][1]), args[0][2]
+    mean = total([a[0] for a in args]) / W
+    outs = []
+    for chunk in mean.chunk(W):
+        x = chunk.view(-1, gamma.numel())
+        outs.append(x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * gamma)
+    return outs
+
+
+def _gemv_decode(args, W):
+    return [torch.cat([f64(h) @ f64(w).T + f64(b) for h, w, b in args], dim=1)] * W
+
+
+def _fp8_delayed_scale(x, history):
+    """52, 53: the rolled history with max|x| appended, and x through e4m3 at the scale it gives."""
+    history = torch.cat([history[1:], x.abs().max().view(1).to(history.dtype)])
+    scale = f64(history.max().to(torch.float32).clamp(min=1e-12) / 448.0)
+    return (f64(x) / scale).to(torch.float8_e4m3fn).to(torch.float64) * scale, history
+
+
+def _fp8_collective(name, args, W):
+    trips = [_fp8_delayed_scale(x, history) for x, history in args]
+    if name == "52_fp8_reduce_scatter_grads":
+        mean = sum(recon for recon, _ in trips) / W
+        return [(chunk, f64(history)) for chunk, (_, history) in zip(mean.chunk(W), trips)]
+    full = torch.cat([recon for recon, _ in trips])
+    return [(full, f64(history)) for _, history in trips]
+
+
+def _newton_schulz(args, W):
+    steps = args[0][1]
+    abc = [(4.0848, -6.8946, 2.9270), (3.9505, -6.3029, 2.6377), (3.7418, -5.5913, 2.3037),
+           (2.8769, -3.1427, 1.2046), (2.8366, -3.0525, 1.2012)]  # the "quintic" schedule, the default
+    x = torch.cat([f64(a[0]) for a in args], dim=1)
+    x = x / x.norm()
+    for step in range(steps):
+        a, b, c = abc[step % len(abc)]
+        G = x @ x.T
+        x = a * x + (b * G + c * G @ G) @ x
+    return list(x.chunk(W, dim=1))
+
+
 def _gemm(name, args, W):
     full = sum(f64(A) @ f64(B) for A, B in args)
     return [full] * W if name == "13_gemm_allreduce" else list(full.chunk(W, dim=0))
@@ -160,22 +276,46 @@ def expected(name, args, W, mesh):
     outs = _collectives(name, args, W)
     if outs is not None:
         return outs, none
+    if name == "9_layernorm_backward":
+        return _layernorm_backward(args, W), none
+    if name in ("11_allgather_gemm_AT", "12_allgather_gemm"):
+        return _allgather_gemm(args, W), none
     if name in ("13_gemm_allreduce", "16_gemm_reducescatter"):
         return _gemm(name, args, W), none
+    if name == "14_gemm_allgather":
+        return _gemm_allgather(args, W), none
     if name == "18_tp_rms_norm":
         return _rms_norm(args, W), none
     if name == "27_moe_all2all_primitive":
         return _all_to_all(args, W), none
+    if name == "15_combined_sharded_gemms":
+        return _combined_sharded_gemms(args, W), none
+    if name == "17_rope_allgather":
+        return _rope_allgather(args, W), none
     if name == "19_blocked_fp8_quantize":
         return _fp8_quantize(args, W), none
+    if name == "20_blocked_fp8_dequantize":
+        return _fp8_dequantize(args, W), none
     if name == "21_clip_grad_norm_no_ep":
         return _clip(args, W)
+    if name.split("_")[0] in ("33", "34", "35", "36", "37", "38"):
+        return _ulysses(name, args, W), none
+    if name == "44_quantized_grad_allreduce":
+        return _int8_mean(args, W), none
+    if name == "45_reducescatter_fused_rmsnorm":
+        return _reducescatter_rmsnorm(args, W), none
+    if name == "46_gemv_decode":
+        return _gemv_decode(args, W), none
+    if name in ("52_fp8_reduce_scatter_grads", "53_fp8_allgather_params"):
+        return _fp8_collective(name, args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":
         return _spherical_conv(args, W, mesh), none
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
+    if name == "86_tp_muon_orthogonalization":
+        return _newton_schulz(args, W), none
     raise AssertionError(f"no independent computation for {name}")
 
 

@@ -32,9 +32,15 @@ HERE = Path(__file__).resolve().parent
 
 # The problems this suite must hold, by directory name.
 PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", "6_gather", "7_reducescatter",
-          "8_alltoall", "13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm", "19_blocked_fp8_quantize",
-          "21_clip_grad_norm_no_ep", "27_moe_all2all_primitive", "55_ring_attention_tp",
-          "62_torchharmonics_spherical_convolution", "69_gnn_negative_scoring"]
+          "8_alltoall", "9_layernorm_backward", "11_allgather_gemm_AT", "12_allgather_gemm", "13_gemm_allreduce",
+          "14_gemm_allgather", "15_combined_sharded_gemms", "16_gemm_reducescatter", "17_rope_allgather",
+          "18_tp_rms_norm", "19_blocked_fp8_quantize", "20_blocked_fp8_dequantize", "21_clip_grad_norm_no_ep",
+          "27_moe_all2all_primitive", "33_ulysses_all_to_all_tensor_primitive",
+          "34_ulysses_all_gather_into_tensor_primitive", "35_ulysses_all_gather_variable_primitive",
+          "36_ulysses_gather_seq_scatter_heads", "37_ulysses_gather_heads_scatter_seq",
+          "38_ulysses_gather_seq_scatter_heads_qkv", "44_quantized_grad_allreduce", "45_reducescatter_fused_rmsnorm",
+          "46_gemv_decode", "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "55_ring_attention_tp",
+          "62_torchharmonics_spherical_convolution", "69_gnn_negative_scoring", "86_tp_muon_orthogonalization"]
 SEED = 1234
 FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
 # Its default shape costs minutes of CPU (a 256-step loop over 16 MiB, and the dense float64 check of it):
@@ -323,9 +329,10 @@ def _assert_close(where, got, want, rule, spec, loose_bound=None):
         worst = (error - loose_bound).max().item()
         assert worst <= 0, f"{where}: exceeds the bf16 rounding bound by {worst}"
         return
-    allowed = rule.get("atol", spec["atol"]) + rule.get("rtol", spec["rtol"]) * want.abs()
+    allowed = 0.0 if mode == "exact" else rule.get("atol", spec["atol"]) + rule.get("rtol", spec["rtol"]) * want.abs()
     bad = int((error > allowed).sum())
-    assert bad == 0, f"{where}: {bad} elements off, max abs error {error.max().item()}"
+    may = math.floor(rule.get("max_mismatch_fraction", 0.0) * error.numel())  # as the judge counts them
+    assert bad <= may, f"{where}: {bad} elements off (at most {may} may be), max abs error {error.max().item()}"
 
 
 @pytest.mark.parametrize("W", [2, 4])

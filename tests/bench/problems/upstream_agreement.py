@@ -7,9 +7,10 @@ Starts one process per rank (gloo on CPU, NCCL on CUDA), builds each problem's i
 (through the worker's problem code, groups included), and calls our reference and PKB's
 reference/<id>_<stem>.py on separate copies of them. Where our signature differs from PKB's, the arguments are
 translated: 62's psi_indices, psi_values and psi_size become PKB's sparse COO psi. Under gloo, PKB's list-form
-dist.all_to_all (which torch 2.11's gloo refuses) is carried by all_to_all_single. Prints per problem and rank
-whether the outputs (and in-place arguments) are bitwise equal, else the largest difference and how many
-elements our problem's rule would reject. Exit 0 when every problem agrees within its rule.
+dist.all_to_all (which torch 2.11's gloo refuses) is carried by all_to_all_single, and an
+all_gather_into_tensor into a stacked output (which gloo refuses) by the same gather on flat views. Prints per
+problem and rank whether the outputs (and in-place arguments) are bitwise equal, else the largest difference and
+how many elements our problem's rule would reject. Exit 0 when every problem agrees within its rule.
 """
 
 import argparse
@@ -61,6 +62,16 @@ def list_all_to_all(outputs, inputs, group=None, async_op=False):
                            input_split_sizes=[t.numel() for t in inputs], group=group)
     for t, piece in zip(outputs, torch.split(flat_out, [t.numel() for t in outputs])):
         t.copy_(piece.view(t.shape))
+
+
+def flat_all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """dist.all_gather_into_tensor on flat views: a stacked (W, *shape) output holds the same bytes as the
+    concatenation gloo accepts."""
+    return REAL_ALL_GATHER_INTO_TENSOR(output_tensor.view(-1), input_tensor.reshape(-1), group=group,
+                                       async_op=async_op)
+
+
+REAL_ALL_GATHER_INTO_TENSOR = dist.all_gather_into_tensor
 
 
 def upstream_args(name, args):
@@ -117,6 +128,7 @@ def rank_main(opts):
             ours = ours_fn(*mine)
             if opts.device == "cpu":
                 dist.all_to_all = list_all_to_all
+                dist.all_gather_into_tensor = flat_all_gather_into_tensor
             try:
                 theirs = theirs_fn(*pkb)
             except Exception as e:  # noqa: BLE001 - e.g. a Triton kernel on a CPU tensor
@@ -125,6 +137,7 @@ def rank_main(opts):
                 break
             finally:
                 dist.all_to_all = real_all_to_all
+                dist.all_gather_into_tensor = REAL_ALL_GATHER_INTO_TENSOR
             compared = list(zip(leaves(ours), leaves(theirs)))
             for i in problem.in_place:
                 compared += list(zip(leaves(mine[i], f"input[{i}]"), leaves(pkb[i], f"input[{i}]")))
