@@ -37,7 +37,8 @@ def fingerprint(value) -> str:
         if isinstance(v, torch.Tensor):
             t = v.detach().cpu().contiguous()
             h.update(f"T{tuple(t.shape)}{t.dtype}".encode())
-            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+            # Flattened first: a 0-d tensor cannot be viewed as bytes.
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
         elif isinstance(v, (list, tuple)):
             h.update(f"L{len(v)}".encode())
             for item in v:
