@@ -199,6 +199,16 @@ def _clip(args, W):
     return [norm] * W, [{0: [g * coef for g in gs]} for gs in grads]
 
 
+def _grad_acc_loss(args, W):
+    total_tokens = f64(args[0][2])
+    loss_sum = sum(f64(a[0]) * f64(a[1]) for a in args)
+    outs = []
+    for loss, n, _, grad_normalized, grad_sum in args:
+        grad = f64(grad_normalized) * f64(n) / total_tokens + f64(grad_sum) * f64(n)
+        outs.append((loss_sum / total_tokens, loss_sum, grad))
+    return outs
+
+
 def _ring_attention(args, W, mesh):
     """The full layer on the whole sequence, then each rank's rows: the TP sum is over all heads' shards."""
     tp, cp = mesh["tp"], mesh["cp"]
@@ -308,6 +318,8 @@ def expected(name, args, W, mesh):
         return _gemv_decode(args, W), none
     if name in ("52_fp8_reduce_scatter_grads", "53_fp8_allgather_params"):
         return _fp8_collective(name, args, W), none
+    if name == "23_grad_acc_loss":
+        return _grad_acc_loss(args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":
