@@ -209,6 +209,21 @@ def _grad_acc_loss(args, W):
     return outs
 
 
+def _load_balancing_loss(args, W):
+    """Every rank's loss from its logits (the routing probabilities rounded to the logits' dtype, as the
+    reference's mean over bf16 probabilities is), then their mean."""
+    losses = []
+    for logits, experts, top_k, _ in args:
+        probs = torch.softmax(f64(logits), dim=-1)
+        chosen = probs.topk(top_k, dim=-1).indices
+        share = torch.zeros(top_k, experts, dtype=torch.float64)
+        for k in range(top_k):
+            share[k] = torch.bincount(chosen[:, k], minlength=experts).to(torch.float64) / logits.shape[0]
+        mean_prob = f64(probs.mean(dim=0).to(logits.dtype))
+        losses.append(experts * (share * mean_prob).sum())
+    return [sum(losses) / W] * W
+
+
 def _ring_attention(args, W, mesh):
     """The full layer on the whole sequence, then each rank's rows: the TP sum is over all heads' shards."""
     tp, cp = mesh["tp"], mesh["cp"]
@@ -320,6 +335,8 @@ def expected(name, args, W, mesh):
         return _fp8_collective(name, args, W), none
     if name == "23_grad_acc_loss":
         return _grad_acc_loss(args, W), none
+    if name == "24_load_balancing_loss_fn":
+        return _load_balancing_loss(args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":

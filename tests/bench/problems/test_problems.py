@@ -35,11 +35,12 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "8_alltoall", "9_layernorm_backward", "11_allgather_gemm_AT", "12_allgather_gemm", "13_gemm_allreduce",
           "14_gemm_allgather", "15_combined_sharded_gemms", "16_gemm_reducescatter", "17_rope_allgather",
           "18_tp_rms_norm", "19_blocked_fp8_quantize", "20_blocked_fp8_dequantize", "21_clip_grad_norm_no_ep",
-          "23_grad_acc_loss", "27_moe_all2all_primitive", "33_ulysses_all_to_all_tensor_primitive",
-          "34_ulysses_all_gather_into_tensor_primitive", "35_ulysses_all_gather_variable_primitive",
-          "36_ulysses_gather_seq_scatter_heads", "37_ulysses_gather_heads_scatter_seq",
-          "38_ulysses_gather_seq_scatter_heads_qkv", "44_quantized_grad_allreduce", "45_reducescatter_fused_rmsnorm",
-          "46_gemv_decode", "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "55_ring_attention_tp",
+          "23_grad_acc_loss", "24_load_balancing_loss_fn", "27_moe_all2all_primitive",
+          "33_ulysses_all_to_all_tensor_primitive", "34_ulysses_all_gather_into_tensor_primitive",
+          "35_ulysses_all_gather_variable_primitive", "36_ulysses_gather_seq_scatter_heads",
+          "37_ulysses_gather_heads_scatter_seq", "38_ulysses_gather_seq_scatter_heads_qkv",
+          "44_quantized_grad_allreduce", "45_reducescatter_fused_rmsnorm", "46_gemv_decode",
+          "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "55_ring_attention_tp",
           "62_torchharmonics_spherical_convolution", "69_gnn_negative_scoring", "86_tp_muon_orthogonalization"]
 SEED = 1234
 FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
