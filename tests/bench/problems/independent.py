@@ -224,6 +224,18 @@ def _load_balancing_loss(args, W):
     return [sum(losses) / W] * W
 
 
+def adam_step(g, w, m, v, lr, beta1, beta2, eps, step):
+    """One Adam step in float64: (new weights, new m, new v)."""
+    m = beta1 * f64(m) + (1 - beta1) * f64(g)
+    v = beta2 * f64(v) + (1 - beta2) * f64(g) ** 2
+    update = (m / (1 - beta1 ** step)) / ((v / (1 - beta2 ** step)).sqrt() + eps)
+    return f64(w) - lr * update, m, v
+
+
+def _fused_adam(args, W):
+    return [torch.cat([adam_step(*a)[0] for a in args])] * W
+
+
 def _ring_attention(args, W, mesh):
     """The full layer on the whole sequence, then each rank's rows: the TP sum is over all heads' shards."""
     tp, cp = mesh["tp"], mesh["cp"]
@@ -337,6 +349,8 @@ def expected(name, args, W, mesh):
         return _grad_acc_loss(args, W), none
     if name == "24_load_balancing_loss_fn":
         return _load_balancing_loss(args, W), none
+    if name == "43_fused_adam_grad_unshard_allgather":
+        return _fused_adam(args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":
