@@ -236,6 +236,15 @@ def _fused_adam(args, W):
     return [torch.cat([adam_step(*a)[0] for a in args])] * W
 
 
+def _clip_ep(args, W):
+    max_norm, p, ep_size = args[0][2], args[0][3], args[0][4]
+    dense = [[f64(g) for g in a[0]] for a in args]
+    expert = [[f64(g) / ep_size for g in a[1]] for a in args]
+    norm = sum((g.abs() ** p).sum() for gs in dense + expert for g in gs) ** (1.0 / p)
+    coef = max_norm / norm if norm > max_norm else 1.0
+    return [norm] * W, [{0: [g * coef for g in d], 1: [g * coef for g in e]} for d, e in zip(dense, expert)]
+
+
 def _ring_attention(args, W, mesh):
     """The full layer on the whole sequence, then each rank's rows: the TP sum is over all heads' shards."""
     tp, cp = mesh["tp"], mesh["cp"]
@@ -345,6 +354,8 @@ def expected(name, args, W, mesh):
         return _gemv_decode(args, W), none
     if name in ("52_fp8_reduce_scatter_grads", "53_fp8_allgather_params"):
         return _fp8_collective(name, args, W), none
+    if name == "22_clip_grad_norm_ep":
+        return _clip_ep(args, W)
     if name == "23_grad_acc_loss":
         return _grad_acc_loss(args, W), none
     if name == "24_load_balancing_loss_fn":
