@@ -236,6 +236,15 @@ def _fused_adam(args, W):
     return [torch.cat([adam_step(*a)[0] for a in args])] * W
 
 
+def _vocab_parallel_cross_entropy(args, W):
+    """The loss from the whole vocabulary's logits; in place, every rank's slice minus the token maximum."""
+    logits = torch.cat([f64(a[0]) for a in args], dim=-1)
+    top = logits.amax(dim=-1, keepdim=True)
+    target = args[0][1]
+    loss = torch.logsumexp(logits, dim=-1) - logits.gather(-1, target.unsqueeze(-1)).squeeze(-1)
+    return [loss] * W, [{0: f64(a[0]) - top} for a in args]
+
+
 def _clip_ep(args, W):
     max_norm, p, ep_size = args[0][2], args[0][3], args[0][4]
     dense = [[f64(g) for g in a[0]] for a in args]
@@ -370,6 +379,8 @@ def expected(name, args, W, mesh):
         return [tie_intervals(args, W)] * W, none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
+    if name == "73_vocab_parallel_cross_entropy_loss":
+        return _vocab_parallel_cross_entropy(args, W)
     raise AssertionError(f"no independent computation for {name}")
 
 
