@@ -148,7 +148,7 @@ def rank_main(opts):
                     entry["differs"] = f"{type(a).__name__} {getattr(a, 'shape', '')} {getattr(a, 'dtype', '')} vs " \
                                        f"{type(b).__name__} {getattr(b, 'shape', '')} {getattr(b, 'dtype', '')}"
                 else:
-                    a, b = a.cpu(), b.cpu()
+                    a, b = a.detach().cpu(), b.detach().cpu()  # PKB returns parameters that require grad
                     entry["bitwise"] = bool(torch.equal(a.view(torch.uint8) if a.element_size() == 1 else a,
                                                         b.view(torch.uint8) if b.element_size() == 1 else b))
                     diff = (a.to(torch.float64) - b.to(torch.float64)).abs()
