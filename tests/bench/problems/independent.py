@@ -232,6 +232,22 @@ def adam_step(g, w, m, v, lr, beta1, beta2, eps, step):
     return f64(w) - lr * update, m, v
 
 
+def mlp_gradients(X, y, params):
+    """Gradients of the mean-squared error of relu(X W1^T + b1) W2^T + b2 against y, in float64."""
+    leaves = [f64(p).requires_grad_(True) for p in params]
+    W1, b1, W2, b2 = leaves
+    out = torch.relu(f64(X) @ W1.T + b1) @ W2.T + b2
+    loss = ((out - f64(y)) ** 2).mean()
+    return [g.detach() for g in torch.autograd.grad(loss, leaves)]
+
+
+def _ddp(args, W):
+    params, exp_avg, exp_avg_sq = args[0][2:6], args[0][6:10], args[0][10:14]  # rank 0's
+    grads = [sum(parts) / W for parts in zip(*(mlp_gradients(a[0], a[1], params) for a in args))]
+    stepped = [adam_step(g, p, m, v, *args[0][14:]) for g, p, m, v in zip(grads, params, exp_avg, exp_avg_sq)]
+    return [tuple(s[0] for s in stepped) + tuple(s[1] for s in stepped) + tuple(s[2] for s in stepped)] * W
+
+
 def _fused_adam(args, W):
     return [torch.cat([adam_step(*a)[0] for a in args])] * W
 
@@ -369,6 +385,10 @@ def expected(name, args, W, mesh):
         return _grad_acc_loss(args, W), none
     if name == "24_load_balancing_loss_fn":
         return _load_balancing_loss(args, W), none
+    if name == "40_ddp":
+        return _ddp(args, W), none
+    if name in ("41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad"):
+        return _zero(args, W), none
     if name == "43_fused_adam_grad_unshard_allgather":
         return _fused_adam(args, W), none
     if name == "55_ring_attention_tp":
