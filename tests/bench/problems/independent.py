@@ -248,6 +248,19 @@ def _ddp(args, W):
     return [tuple(s[0] for s in stepped) + tuple(s[1] for s in stepped) + tuple(s[2] for s in stepped)] * W
 
 
+def _zero(args, W):
+    """ZeRO-1 and ZeRO-2 give the same maths: the averaged flat gradient, one Adam step per shard."""
+    params = args[0][2:6]  # rank 0's
+    flat = lambda ts: torch.cat([f64(t).reshape(-1) for t in ts])  # noqa: E731
+    grad = sum(flat(mlp_gradients(a[0], a[1], params)) for a in args) / W
+    shard = args[0][6].numel()
+    stepped = [adam_step(grad[r * shard:(r + 1) * shard], flat(params)[r * shard:(r + 1) * shard], *args[r][6:])
+               for r in range(W)]
+    new = torch.cat([s[0] for s in stepped]).split([p.numel() for p in params])
+    new = tuple(piece.view(p.shape) for piece, p in zip(new, params))
+    return [new + (m, v) for _, m, v in stepped]
+
+
 def _fused_adam(args, W):
     return [torch.cat([adam_step(*a)[0] for a in args])] * W
 
