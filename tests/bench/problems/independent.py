@@ -283,6 +283,20 @@ def _clip_ep(args, W):
     return [norm] * W, [{0: [g * coef for g in d], 1: [g * coef for g in e]} for d, e in zip(dense, expert)]
 
 
+def _fsdp_and_tp(args, W, mesh):
+    """The whole weights from every rank's shard, then each FSDP block's rows through the full MLP."""
+    n_fsdp, n_tp = mesh["fsdp"], mesh["tp"]
+    rank_of = lambda f, t: f * n_tp + t  # noqa: E731 - row-major over (fsdp, tp)
+    W1 = torch.cat([torch.cat([f64(args[rank_of(f, t)][1]) for t in range(n_tp)], dim=1) for f in range(n_fsdp)])
+    W2 = torch.cat([torch.cat([f64(args[rank_of(f, t)][2]) for t in range(n_tp)], dim=1) for f in range(n_fsdp)])
+    W3 = torch.cat([torch.cat([f64(args[rank_of(f, t)][3]) for f in range(n_fsdp)], dim=1) for t in range(n_tp)])
+    outs = []
+    for r in range(W):
+        x = f64(args[r][0])
+        outs.append((torch.nn.functional.silu(x @ W1) * (x @ W2)) @ W3)
+    return outs
+
+
 def _ring_attention(args, W, mesh):
     """The full layer on the whole sequence, then each rank's rows: the TP sum is over all heads' shards."""
     tp, cp = mesh["tp"], mesh["cp"]
@@ -404,6 +418,8 @@ def expected(name, args, W, mesh):
         return _zero(args, W), none
     if name == "43_fused_adam_grad_unshard_allgather":
         return _fused_adam(args, W), none
+    if name == "48_fsdp_and_tp":
+        return _fsdp_and_tp(args, W, mesh), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":

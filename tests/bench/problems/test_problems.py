@@ -40,7 +40,7 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "35_ulysses_all_gather_variable_primitive", "36_ulysses_gather_seq_scatter_heads",
           "37_ulysses_gather_heads_scatter_seq", "38_ulysses_gather_seq_scatter_heads_qkv", "40_ddp",
           "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad", "43_fused_adam_grad_unshard_allgather",
-          "44_quantized_grad_allreduce", "45_reducescatter_fused_rmsnorm", "46_gemv_decode",
+          "44_quantized_grad_allreduce", "45_reducescatter_fused_rmsnorm", "46_gemv_decode", "48_fsdp_and_tp",
           "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "55_ring_attention_tp",
           "62_torchharmonics_spherical_convolution", "69_gnn_negative_scoring",
           "73_vocab_parallel_cross_entropy_loss", "86_tp_muon_orthogonalization"]
