@@ -297,6 +297,20 @@ def _fsdp_and_tp(args, W, mesh):
     return outs
 
 
+def _kalman(args, W):
+    lam, nue = args[0][4], args[0][5]
+    A = 1 / sum(lam + (h.T @ p @ h).item() for a in args for h, p in zip(a[0], a[3]))
+    new_weights, new_P = [], []
+    for H, error, weights, P, _, _ in args:
+        K = [p @ h for h, p in zip(H, P)]
+        new_weights.append([w + A * error.item() * k for w, k in zip(weights, K)])
+        new_P.append([(p - A * (k @ k.T)) / lam for p, k in zip(P, K)])
+    every = [w for ws in new_weights for w in ws]
+    lam_next = torch.tensor(nue * lam + 1 - nue, dtype=torch.float64)
+    return ([(every, new_P[r], lam_next) for r in range(W)],
+            [{2: new_weights[r], 3: new_P[r]} for r in range(W)])
+
+
 def _ring_attention(args, W, mesh):
     """The full layer on the whole sequence, then each rank's rows: the TP sum is over all heads' shards."""
     tp, cp = mesh["tp"], mesh["cp"]
@@ -424,6 +438,8 @@ def expected(name, args, W, mesh):
         return _ring_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":
         return _spherical_conv(args, W, mesh), none
+    if name == "63_deepmd_kalman_filter_optimizer":
+        return _kalman(args, W)
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
     if name == "86_tp_muon_orthogonalization":
