@@ -365,6 +365,36 @@ def _spherical_conv(args, W, mesh):
     return outs
 
 
+def filtered_log_probs(args):
+    """Every token's (B*S, V) logits over the whole vocabulary, top-k / top-p filtered as the problem defines the
+    filter (written from the definition: the kept set of each row, in float64 but on the bf16 probabilities
+    the reference sums), then log-softmax in float64."""
+    logits = torch.cat([a[0] for a in args], dim=-1)
+    V = logits.shape[-1]
+    rows = logits.reshape(-1, V)
+    top_k, top_p = args[0][3], args[0][4]
+    keep = torch.zeros_like(rows, dtype=torch.bool)
+    for i, row in enumerate(rows):
+        kth = row.to(torch.float64).sort(descending=True).values[min(top_k, V) - 1]
+        kept = row.to(torch.float64) >= kth
+        candidates = row.masked_fill(~kept, float("-inf"))
+        ascending, order = candidates.sort()
+        mass = ascending.softmax(dim=-1).cumsum(dim=-1)  # in the logits' dtype, as the filter sums them
+        above = mass > 1 - top_p
+        above[-1] = True
+        keep[i, order[above]] = True
+        keep[i] &= kept
+    out = f64(rows).masked_fill(~keep, float("-inf"))
+    return torch.log_softmax(out, dim=-1), keep
+
+
+def _log_prob_topk(args, W):
+    log_probs, _ = filtered_log_probs(args)
+    target = args[0][1]
+    picked = log_probs.gather(-1, target.reshape(-1, 1)).reshape(target.shape)
+    return [picked] * W
+
+
 class Ties:
     """The ranks each element may take: lo <= rank <= hi (tensors of the output's shape)."""
 
@@ -446,6 +476,8 @@ def expected(name, args, W, mesh):
         return _newton_schulz(args, W), none
     if name == "73_vocab_parallel_cross_entropy_loss":
         return _vocab_parallel_cross_entropy(args, W)
+    if name == "82_vocab_parallel_log_prob_topk":
+        return _log_prob_topk(args, W), none
     raise AssertionError(f"no independent computation for {name}")
 
 
