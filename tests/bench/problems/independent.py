@@ -476,8 +476,8 @@ def expected(name, args, W, mesh):
         return _newton_schulz(args, W), none
     if name == "73_vocab_parallel_cross_entropy_loss":
         return _vocab_parallel_cross_entropy(args, W)
-    if name == "82_vocab_parallel_log_prob_topk":
-        return _log_prob_topk(args, W), none
+    if name in ("82_vocab_parallel_log_prob_topk", "83_vocab_parallel_log_prob_topk_chunked"):
+        return _log_prob_topk(args, W), none  # chunking changes which rank computes a token, not its value
     raise AssertionError(f"no independent computation for {name}")
 
 
