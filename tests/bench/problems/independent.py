@@ -395,6 +395,17 @@ def _log_prob_topk(args, W):
     return [picked] * W
 
 
+def _log_prob_topk_backward(args, W):
+    """(onehot(target) - p) * grad_output on each row's kept set, p the softmax over it; each rank's slice."""
+    log_probs, keep = filtered_log_probs([a[:2] + a[3:] for a in args])  # without grad_output: 82's layout
+    target, grad_output = args[0][1].reshape(-1), f64(args[0][2]).reshape(-1, 1)
+    grad = -log_probs.exp()
+    grad[torch.arange(grad.shape[0]), target] += 1.0
+    grad = grad * grad_output * keep
+    B, S, part = args[0][0].shape
+    return [grad[:, r * part:(r + 1) * part].reshape(B, S, part) for r in range(W)]
+
+
 class Ties:
     """The ranks each element may take: lo <= rank <= hi (tensors of the output's shape)."""
 
@@ -478,6 +489,8 @@ def expected(name, args, W, mesh):
         return _vocab_parallel_cross_entropy(args, W)
     if name in ("82_vocab_parallel_log_prob_topk", "83_vocab_parallel_log_prob_topk_chunked"):
         return _log_prob_topk(args, W), none  # chunking changes which rank computes a token, not its value
+    if name == "84_vocab_parallel_log_prob_topk_chunked_backward":
+        return _log_prob_topk_backward(args, W), none
     raise AssertionError(f"no independent computation for {name}")
 
 

@@ -44,7 +44,8 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "55_ring_attention_tp",
           "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer", "69_gnn_negative_scoring",
           "73_vocab_parallel_cross_entropy_loss", "82_vocab_parallel_log_prob_topk",
-          "83_vocab_parallel_log_prob_topk_chunked", "86_tp_muon_orthogonalization"]
+          "83_vocab_parallel_log_prob_topk_chunked", "84_vocab_parallel_log_prob_topk_chunked_backward",
+          "86_tp_muon_orthogonalization"]
 SEED = 1234
 FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
 # Its default shape costs minutes of CPU (a 256-step loop over 16 MiB, and the dense float64 check of it):
