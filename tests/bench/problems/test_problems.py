@@ -48,9 +48,11 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "86_tp_muon_orthogonalization"]
 SEED = 1234
 FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
-# Its default shape costs minutes of CPU (a 256-step loop over 16 MiB, and the dense float64 check of it):
-# the small shape runs the same code.
-SMALL_ONLY = {"62_torchharmonics_spherical_convolution"}
+# Their default shapes cost minutes of CPU (62: a 256-step loop over 16 MiB, and the dense float64 check of it;
+# 40-42: a bf16 MLP forward and backward and a float64 autograd check of it; 63: eight (1024, 1024) float64
+# covariances, recorded twice per rank): the small shape runs the same code.
+SMALL_ONLY = {"40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad",
+              "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer"}
 RANK_TIMEOUT_S = 300
 
 TOP_KEYS = {"id", "stem", "category", "title", "world_sizes", "dtype", "atol", "rtol", "shape", "small_shape",
