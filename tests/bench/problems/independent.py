@@ -451,6 +451,12 @@ def expected(name, args, W, mesh):
         return _fp8_dequantize(args, W), none
     if name == "21_clip_grad_norm_no_ep":
         return _clip(args, W)
+    if name == "22_clip_grad_norm_ep":
+        return _clip_ep(args, W)
+    if name == "23_grad_acc_loss":
+        return _grad_acc_loss(args, W), none
+    if name == "24_load_balancing_loss_fn":
+        return _load_balancing_loss(args, W), none
     if name.split("_")[0] in ("33", "34", "35", "36", "37", "38"):
         return _ulysses(name, args, W), none
     if name == "44_quantized_grad_allreduce":
@@ -461,12 +467,6 @@ def expected(name, args, W, mesh):
         return _gemv_decode(args, W), none
     if name in ("52_fp8_reduce_scatter_grads", "53_fp8_allgather_params"):
         return _fp8_collective(name, args, W), none
-    if name == "22_clip_grad_norm_ep":
-        return _clip_ep(args, W)
-    if name == "23_grad_acc_loss":
-        return _grad_acc_loss(args, W), none
-    if name == "24_load_balancing_loss_fn":
-        return _load_balancing_loss(args, W), none
     if name == "40_ddp":
         return _ddp(args, W), none
     if name in ("41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad"):
@@ -483,14 +483,14 @@ def expected(name, args, W, mesh):
         return _kalman(args, W)
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
-    if name == "86_tp_muon_orthogonalization":
-        return _newton_schulz(args, W), none
     if name == "73_vocab_parallel_cross_entropy_loss":
         return _vocab_parallel_cross_entropy(args, W)
     if name in ("82_vocab_parallel_log_prob_topk", "83_vocab_parallel_log_prob_topk_chunked"):
         return _log_prob_topk(args, W), none  # chunking changes which rank computes a token, not its value
     if name == "84_vocab_parallel_log_prob_topk_chunked_backward":
         return _log_prob_topk_backward(args, W), none
+    if name == "86_tp_muon_orthogonalization":
+        return _newton_schulz(args, W), none
     raise AssertionError(f"no independent computation for {name}")
 
 
