@@ -221,6 +221,21 @@ def _ring_attention(args, W, mesh):
     return [out[:, (r // tp) * S:(r // tp + 1) * S] for r in range(W)]
 
 
+def attention(q, k, v, causal, scale=None):
+    """Softmax attention of (B, T, H, D) float64 tensors over the whole sequence; scale None: 1 / sqrt(D)."""
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * scale
+    if causal:
+        scores = scores.masked_fill(torch.ones(q.shape[1], k.shape[1], dtype=torch.bool).triu(1), float("-inf"))
+    return torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, dim=-1), v)
+
+
+def _cp_attention(args, W):
+    """54: every rank's block of one causal attention over the concatenated sequence."""
+    q, k, v = (torch.cat([f64(a[i]) for a in args], dim=1) for i in range(3))
+    return list(attention(q, k, v, args[0][4], args[0][3]).chunk(W, dim=1))
+
+
 def _spherical_conv(args, W, mesh):
     polar, azimuth = mesh["polar"], mesh["azimuth"]
     rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
@@ -308,6 +323,8 @@ def expected(name, args, W, mesh):
         return _gemv_decode(args, W), none
     if name in ("52_fp8_reduce_scatter_grads", "53_fp8_allgather_params"):
         return _fp8_collective(name, args, W), none
+    if name == "54_ring_attention":
+        return _cp_attention(args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":

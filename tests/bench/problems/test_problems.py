@@ -39,13 +39,17 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "34_ulysses_all_gather_into_tensor_primitive", "35_ulysses_all_gather_variable_primitive",
           "36_ulysses_gather_seq_scatter_heads", "37_ulysses_gather_heads_scatter_seq",
           "38_ulysses_gather_seq_scatter_heads_qkv", "44_quantized_grad_allreduce", "45_reducescatter_fused_rmsnorm",
-          "46_gemv_decode", "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "55_ring_attention_tp",
-          "62_torchharmonics_spherical_convolution", "69_gnn_negative_scoring", "86_tp_muon_orthogonalization"]
+          "46_gemv_decode", "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "54_ring_attention",
+          "55_ring_attention_tp", "62_torchharmonics_spherical_convolution", "69_gnn_negative_scoring",
+          "86_tp_muon_orthogonalization"]
 SEED = 1234
 FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
-# Its default shape costs minutes of CPU (a 256-step loop over 16 MiB, and the dense float64 check of it):
-# the small shape runs the same code.
-SMALL_ONLY = {"62_torchharmonics_spherical_convolution"}
+# Their default shapes cost minutes of CPU; the small shape runs the same code. 62: a 256-step loop over 16 MiB,
+# and the dense float64 check of it; 87: half a TFLOP of convolution per rank.
+SMALL_ONLY = {"62_torchharmonics_spherical_convolution", "87_conv2d_boundary_exchange"}
+# Drawing their default-shape inputs takes about a minute of CPU (tens of millions of counter-based values): their
+# distributions are checked at the small shape only.
+DRAW_SMALL_ONLY = {"87_conv2d_boundary_exchange"}
 RANK_TIMEOUT_S = 300
 
 TOP_KEYS = {"id", "stem", "category", "title", "world_sizes", "dtype", "atol", "rtol", "shape", "small_shape",
