@@ -236,6 +236,23 @@ def _cp_attention(args, W):
     return list(attention(q, k, v, args[0][4], args[0][3]).chunk(W, dim=1))
 
 
+def _pipeline_attention(args, W, mesh):
+    """56: stage after stage of attention layers over the whole sequence; rank (stage p, cp c) holds stage p's
+    output, rows of CP block c."""
+    pp, cp = mesh["pp"], mesh["cp"]
+    rank_of = lambda p, c: p * cp + c  # noqa: E731 - row-major over (pp, cp)
+    x = torch.cat([f64(args[rank_of(0, c)][0]) for c in range(cp)], dim=1)
+    B, T, hidden = x.shape
+    heads, causal = args[0][3], args[0][5]
+    stage_out = []
+    for p in range(pp):
+        w_qkv, w_o = f64(args[rank_of(p, 0)][1]), f64(args[rank_of(p, 0)][2])
+        q, k, v = (x @ w_qkv.T).view(B, T, 3, heads, -1).unbind(dim=2)
+        x = attention(q, k, v, causal).reshape(B, T, -1) @ w_o.T
+        stage_out.append(x)
+    return [stage_out[r // cp].chunk(cp, dim=1)[r % cp] for r in range(W)]
+
+
 def _spherical_conv(args, W, mesh):
     polar, azimuth = mesh["polar"], mesh["azimuth"]
     rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
@@ -327,6 +344,8 @@ def expected(name, args, W, mesh):
         return _cp_attention(args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
+    if name == "56_ring_attention_pp":
+        return _pipeline_attention(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":
         return _spherical_conv(args, W, mesh), none
     if name == "69_gnn_negative_scoring":
