@@ -253,6 +253,35 @@ def _pipeline_attention(args, W, mesh):
     return [stage_out[r // cp].chunk(cp, dim=1)[r % cp] for r in range(W)]
 
 
+def _ring_attention_backward(args, W, mesh):
+    """57: in each DP replica, the attention gradients of every (query block, key block) pair with the query
+    rank's own out and lse, summed per block; then each CP index's mean over the replicas."""
+    dp, cp = mesh["dp"], mesh["cp"]
+    causal = args[0][7]
+    grads = []
+    for d in range(dp):
+        blocks = [[f64(t) for t in args[d * cp + c][:6]] for c in range(cp)]
+        scale = blocks[0][1].shape[-1] ** -0.5
+        dq = [torch.zeros_like(b[1]) for b in blocks]
+        dk = [torch.zeros_like(b[2]) for b in blocks]
+        dv = [torch.zeros_like(b[3]) for b in blocks]
+        for i, (dout, q, _, _, out, lse) in enumerate(blocks):
+            for j, (_, _, k, v, _, _) in enumerate(blocks):
+                if causal and j > i:
+                    continue
+                s = torch.einsum("bqhd,bkhd->bhqk", q, k) * scale
+                if causal and i == j:
+                    s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+                p = torch.exp(s - lse.unsqueeze(-1))
+                row = (dout * out).sum(dim=-1).transpose(1, 2).unsqueeze(-1)  # (B, H, S, 1)
+                ds = p * (torch.einsum("bqhd,bkhd->bhqk", dout, v) - row)
+                dq[i] += torch.einsum("bhqk,bkhd->bqhd", ds, k) * scale
+                dk[j] += torch.einsum("bhqk,bqhd->bkhd", ds, q) * scale
+                dv[j] += torch.einsum("bhqk,bqhd->bkhd", p, dout)
+        grads.append(list(zip(dq, dk, dv)))
+    return [tuple(sum(grads[d][r % cp][i] for d in range(dp)) / dp for i in range(3)) for r in range(W)]
+
+
 def _spherical_conv(args, W, mesh):
     polar, azimuth = mesh["polar"], mesh["azimuth"]
     rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
@@ -346,6 +375,8 @@ def expected(name, args, W, mesh):
         return _ring_attention(args, W, mesh), none
     if name == "56_ring_attention_pp":
         return _pipeline_attention(args, W, mesh), none
+    if name == "57_ring_attention_backward_dp":
+        return _ring_attention_backward(args, W, mesh), none
     if name == "62_torchharmonics_spherical_convolution":
         return _spherical_conv(args, W, mesh), none
     if name == "69_gnn_negative_scoring":
