@@ -314,6 +314,33 @@ def _spherical_conv(args, W, mesh):
     return outs
 
 
+def zigzag_join(parts, W, dim):
+    """The whole sequence from W zigzag shards: rank r holds chunks r and 2W-1-r, in that order, along dim."""
+    chunks = [None] * (2 * W)
+    for r, part in enumerate(parts):
+        chunks[r], chunks[2 * W - 1 - r] = part.chunk(2, dim=dim)
+    return torch.cat(chunks, dim=dim)
+
+
+def zigzag_split(full, W, dim):
+    chunks = full.chunk(2 * W, dim=dim)
+    return [torch.cat([chunks[r], chunks[2 * W - 1 - r]], dim=dim) for r in range(W)]
+
+
+def _halo_conv1d(args, W):
+    """71: each rank's filter run causally over the whole sequence, then that rank's two chunks."""
+    x = zigzag_join([f64(a[0]) for a in args], W, dim=2)
+    outs = []
+    for r in range(W):
+        weight = f64(args[r][1])  # (C, 1, K)
+        K = weight.shape[-1]
+        padded = torch.nn.functional.pad(x, (K - 1, 0))
+        windows = padded.unfold(2, K, 1)  # (B, C, T, K): the K inputs of every output
+        y = (windows * weight[:, 0].view(1, -1, 1, K)).sum(dim=-1)
+        outs.append(zigzag_split(y, W, dim=2)[r])
+    return outs
+
+
 class Ties:
     """The ranks each element may take: lo <= rank <= hi (tensors of the output's shape)."""
 
@@ -381,6 +408,8 @@ def expected(name, args, W, mesh):
         return _spherical_conv(args, W, mesh), none
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
+    if name == "71_hyena_conv1d_boundary_exchange":
+        return _halo_conv1d(args, W), none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
     raise AssertionError(f"no independent computation for {name}")
