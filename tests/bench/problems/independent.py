@@ -341,6 +341,17 @@ def _halo_conv1d(args, W):
     return outs
 
 
+def _halo_conv2d(args, W):
+    """87: the ranks' rows stacked into one image, each rank's convolution over all of it, that rank's rows."""
+    image = torch.cat([f64(a[0]) for a in args], dim=2)
+    rows = args[0][0].shape[2]
+    outs = []
+    for r, (_, weight, bias, stride, padding, _) in enumerate(args):
+        y = torch.nn.functional.conv2d(image, f64(weight), f64(bias), stride=stride, padding=padding)
+        outs.append(y[:, :, r * rows:(r + 1) * rows])
+    return outs
+
+
 class Ties:
     """The ranks each element may take: lo <= rank <= hi (tensors of the output's shape)."""
 
@@ -412,6 +423,8 @@ def expected(name, args, W, mesh):
         return _halo_conv1d(args, W), none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
+    if name == "87_conv2d_boundary_exchange":
+        return _halo_conv2d(args, W), none
     raise AssertionError(f"no independent computation for {name}")
 
 

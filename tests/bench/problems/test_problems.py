@@ -42,7 +42,7 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "46_gemv_decode", "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "54_ring_attention",
           "55_ring_attention_tp", "56_ring_attention_pp", "57_ring_attention_backward_dp",
           "62_torchharmonics_spherical_convolution", "69_gnn_negative_scoring", "71_hyena_conv1d_boundary_exchange",
-          "86_tp_muon_orthogonalization"]
+          "86_tp_muon_orthogonalization", "87_conv2d_boundary_exchange"]
 SEED = 1234
 FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
 # Their default shapes cost minutes of CPU; the small shape runs the same code. 62: a 256-step loop over 16 MiB,
@@ -260,8 +260,9 @@ def test_inputs_follow_the_declarations(name):
     others = {fingerprint(no_dist_inputs(name, 2, 0, trial=1, shape=small(name))[1]),
               fingerprint(no_dist_inputs(name, 2, 0, seed=SEED + 1, shape=small(name))[1])}
     assert fingerprint(args) not in others and len(others) == 2, f"{name}: inputs repeat across trials or seeds"
-    inputs, args = no_dist_inputs(name, 2, 1)
-    _check_args(name, args, inputs, 2)
+    if name not in DRAW_SMALL_ONLY:
+        inputs, args = no_dist_inputs(name, 2, 1)
+        _check_args(name, args, inputs, 2)
 
 
 def test_the_worker_refuses_what_it_cannot_record():
