@@ -230,6 +230,24 @@ def attention(q, k, v, causal, scale=None):
     return torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, dim=-1), v)
 
 
+def _ulysses_head_mixing(args, W):
+    """39: every rank's own tokens, projected with its own weights; within each token, softmax attention among
+    the heads of each of the W head groups (PKB's attention step), then the output projection."""
+    outs = []
+    for x, w_qkv, w_o, _, heads, causal in args:
+        x, w_qkv, w_o = f64(x), f64(w_qkv), f64(w_o)
+        B, S, _ = x.shape
+        h = heads // W
+        qkv = (x @ w_qkv.T).view(B, S, 3, W, h, -1)  # (B, S, q/k/v, head group, head in group, D)
+        q, k, v = qkv.unbind(dim=2)
+        scores = torch.einsum("bsgid,bsgjd->bsgij", q, k) * q.shape[-1] ** -0.5
+        if causal:
+            scores = scores.masked_fill(torch.ones(h, h, dtype=torch.bool).triu(1), float("-inf"))
+        mixed = torch.einsum("bsgij,bsgjd->bsgid", torch.softmax(scores, dim=-1), v)
+        outs.append(mixed.reshape(B, S, -1) @ w_o.T)
+    return outs
+
+
 def _cp_attention(args, W):
     """54: every rank's block of one causal attention over the concatenated sequence."""
     q, k, v = (torch.cat([f64(a[i]) for a in args], dim=1) for i in range(3))
@@ -399,6 +417,8 @@ def expected(name, args, W, mesh):
         return _clip(args, W)
     if name.split("_")[0] in ("33", "34", "35", "36", "37", "38"):
         return _ulysses(name, args, W), none
+    if name == "39_ulysses_attention_e2e":
+        return _ulysses_head_mixing(args, W), none
     if name == "44_quantized_grad_allreduce":
         return _int8_mean(args, W), none
     if name == "45_reducescatter_fused_rmsnorm":
