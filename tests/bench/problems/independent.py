@@ -300,6 +300,23 @@ def _ring_attention_backward(args, W, mesh):
     return [tuple(sum(grads[d][r % cp][i] for d in range(dp)) / dp for i in range(3)) for r in range(W)]
 
 
+def _siglip(args, W):
+    """58: each rank's images against its own texts (matching pairs on the diagonal) and every other rank's
+    texts (all pairs negative)."""
+    logsig = torch.nn.functional.logsigmoid
+    outs = []
+    for r, (images, _, scale, bias, _) in enumerate(args):
+        images = f64(images)
+        B = images.shape[0]
+        loss = 0.0
+        for j in range(W):
+            logits = scale * images @ f64(args[j][1]).T + bias
+            signs = 2 * torch.eye(B, dtype=torch.float64) - 1 if j == r else -torch.ones_like(logits)
+            loss = loss - logsig(signs * logits).sum() / B
+        outs.append(loss)
+    return outs
+
+
 def _spherical_conv(args, W, mesh):
     polar, azimuth = mesh["polar"], mesh["azimuth"]
     rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
@@ -435,6 +452,8 @@ def expected(name, args, W, mesh):
         return _pipeline_attention(args, W, mesh), none
     if name == "57_ring_attention_backward_dp":
         return _ring_attention_backward(args, W, mesh), none
+    if name == "58_openclip_contrastive_loss":
+        return _siglip(args, W), none
     if name == "62_torchharmonics_spherical_convolution":
         return _spherical_conv(args, W, mesh), none
     if name == "69_gnn_negative_scoring":
