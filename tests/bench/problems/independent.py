@@ -387,6 +387,19 @@ def _halo_conv2d(args, W):
     return outs
 
 
+def _hyena_long_conv(args, W):
+    """72: the whole sequence of every channel, its causal filter applied as a float64 linear convolution
+    (zero-padded FFT), and each rank's zigzag tokens of all channels, transposed to (B, L, C)."""
+    x1, x2, v = (zigzag_join([f64(a[i]) for a in args], W, dim=2) for i in range(3))
+    h, bias, group_dim = f64(args[0][3]), f64(args[0][4]), args[0][6]
+    u = x2 * v
+    T = u.shape[-1]
+    taps = h.repeat_interleave(group_dim, dim=0)[:, :T]  # beyond T a causal filter reaches nothing
+    n = T + taps.shape[1]
+    y = torch.fft.irfft(torch.fft.rfft(u, n=n) * torch.fft.rfft(taps, n=n), n=n)[..., :T] + bias.view(1, -1, 1) * u
+    return [part.transpose(1, 2) for part in zigzag_split(x1 * y, W, dim=2)]
+
+
 class Ties:
     """The ranks each element may take: lo <= rank <= hi (tensors of the output's shape)."""
 
@@ -460,6 +473,8 @@ def expected(name, args, W, mesh):
         return [tie_intervals(args, W)] * W, none
     if name == "71_hyena_conv1d_boundary_exchange":
         return _halo_conv1d(args, W), none
+    if name == "72_hyena_forward_cp":
+        return _hyena_long_conv(args, W), none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
     if name == "87_conv2d_boundary_exchange":
