@@ -400,6 +400,36 @@ def _hyena_long_conv(args, W):
     return [part.transpose(1, 2) for part in zigzag_split(x1 * y, W, dim=2)]
 
 
+def delta_rule(q, k, v, decay, beta):
+    """The gated delta rule in float64, state (K, V) per batch and head from zero: S <- diag(decay_t) S, then
+    S <- S + k_t beta_t (v_t - k_t S), output q_t S. q, k (B, T, H, K), v (B, T, H, V), decay (B, T, H, K) per
+    key row, beta (B, T, H); returns (B, T, H, V)."""
+    B, T, H, K = q.shape
+    state = torch.zeros(B, H, K, v.shape[-1], dtype=torch.float64)
+    out = []
+    for t in range(T):
+        state = decay[:, t].unsqueeze(-1) * state
+        error = v[:, t] - torch.einsum("bhk,bhkv->bhv", k[:, t], state)
+        state = state + torch.einsum("bhk,bhv->bhkv", k[:, t], beta[:, t].unsqueeze(-1) * error)
+        out.append(torch.einsum("bhk,bhkv->bhv", q[:, t], state))
+    return torch.stack(out, dim=1)
+
+
+def _kimi_delta(args, W, mesh):
+    """74: per TP index, the recurrence over its CP group's whole sequence; rank (c, t) gets block c of the sum
+    over the TP indices."""
+    cp, tp = mesh["cp"], mesh["tp"]
+    unit = lambda t: t / t.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # noqa: E731
+    a_log, dt_bias = f64(args[0][5]), f64(args[0][6])
+    total = 0
+    for t in range(tp):
+        q, k, v, g, beta = (torch.cat([f64(args[c * tp + t][i]) for c in range(cp)], dim=1) for i in range(5))
+        H, K = q.shape[2], q.shape[3]
+        decay = torch.exp(-5.0 * torch.sigmoid(a_log.exp().view(H, 1) * (g + dt_bias.view(H, K))))
+        total = total + delta_rule(unit(q) * K ** -0.5, unit(k), v, decay, torch.sigmoid(beta))
+    return [total.chunk(cp, dim=1)[r // tp] for r in range(W)]
+
+
 class Ties:
     """The ranks each element may take: lo <= rank <= hi (tensors of the output's shape)."""
 
@@ -475,6 +505,8 @@ def expected(name, args, W, mesh):
         return _halo_conv1d(args, W), none
     if name == "72_hyena_forward_cp":
         return _hyena_long_conv(args, W), none
+    if name == "74_fla_kimi_delta_attention_cp_tp":
+        return _kimi_delta(args, W, mesh), none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
     if name == "87_conv2d_boundary_exchange":
