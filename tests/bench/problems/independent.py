@@ -430,6 +430,17 @@ def _kimi_delta(args, W, mesh):
     return [total.chunk(cp, dim=1)[r // tp] for r in range(W)]
 
 
+def _gated_deltanet(args, W):
+    """75: the recurrence over the whole sequence for every head, then each rank's block."""
+    unit = lambda t: t / t.norm(dim=-1, keepdim=True).clamp_min(1e-6)  # noqa: E731
+    q, k, v, gate, beta = (torch.cat([f64(a[i]) for a in args], dim=1) for i in range(5))
+    a_log, dt_bias = (torch.cat([f64(a[i]) for a in args]) for i in (5, 6))
+    K = q.shape[-1]
+    decay = torch.exp(-a_log.exp() * torch.nn.functional.softplus(gate + dt_bias))
+    out = delta_rule(unit(q) * K ** -0.5, unit(k), v, decay.unsqueeze(-1).expand(*decay.shape, K), beta)
+    return list(out.chunk(W, dim=1))
+
+
 class Ties:
     """The ranks each element may take: lo <= rank <= hi (tensors of the output's shape)."""
 
@@ -507,6 +518,8 @@ def expected(name, args, W, mesh):
         return _hyena_long_conv(args, W), none
     if name == "74_fla_kimi_delta_attention_cp_tp":
         return _kimi_delta(args, W, mesh), none
+    if name == "75_fla_gated_deltanet_cp":
+        return _gated_deltanet(args, W), none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
     if name == "87_conv2d_boundary_exchange":
