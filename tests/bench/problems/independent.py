@@ -376,6 +376,29 @@ def _halo_conv1d(args, W):
     return outs
 
 
+def _range_attention(args, W):
+    """77: every range's keys gathered from all ranks (clipped), and each rank's queries of that range, every
+    head, attending to them (grouped-query heads, no mask)."""
+    _, _, k_ranges, R, clip, _ = args[0]
+    D = args[0][0].shape[-1]
+    per = args[0][0].shape[0] // R
+    kv = torch.stack([f64(a[1]).reshape(R, per, *a[1].shape[1:]) for a in args], dim=1)  # (R, W, P, Hkv, 2D)
+    kv = kv.reshape(R, W * per, *kv.shape[3:])[:, :clip].reshape(R * clip, *kv.shape[3:])
+    outs = []
+    for query, *_ in args:
+        q = f64(query).reshape(R, per, *query.shape[1:])
+        ranges = []
+        for i in range(R):
+            keys = kv[int(k_ranges[i, 0]):int(k_ranges[i, 1])]
+            group = q.shape[2] // keys.shape[1]  # query heads per KV head
+            k = keys[..., :D].repeat_interleave(group, dim=1)
+            v = keys[..., D:].repeat_interleave(group, dim=1)
+            scores = torch.einsum("qhd,khd->hqk", q[i], k) * D ** -0.5
+            ranges.append(torch.einsum("hqk,khd->qhd", torch.softmax(scores, dim=-1), v))
+        outs.append(torch.cat(ranges))
+    return outs
+
+
 def _halo_conv2d(args, W):
     """87: the ranks' rows stacked into one image, each rank's convolution over all of it, that rank's rows."""
     image = torch.cat([f64(a[0]) for a in args], dim=2)
@@ -520,6 +543,8 @@ def expected(name, args, W, mesh):
         return _kimi_delta(args, W, mesh), none
     if name == "75_fla_gated_deltanet_cp":
         return _gated_deltanet(args, W), none
+    if name == "77_magi1_cso_async_attention":
+        return _range_attention(args, W), none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
     if name == "87_conv2d_boundary_exchange":

@@ -43,16 +43,17 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "53_fp8_allgather_params", "54_ring_attention", "55_ring_attention_tp", "56_ring_attention_pp",
           "57_ring_attention_backward_dp", "58_openclip_contrastive_loss", "62_torchharmonics_spherical_convolution",
           "69_gnn_negative_scoring", "71_hyena_conv1d_boundary_exchange", "72_hyena_forward_cp",
-          "74_fla_kimi_delta_attention_cp_tp", "75_fla_gated_deltanet_cp", "86_tp_muon_orthogonalization",
-          "87_conv2d_boundary_exchange"]
+          "74_fla_kimi_delta_attention_cp_tp", "75_fla_gated_deltanet_cp", "77_magi1_cso_async_attention",
+          "86_tp_muon_orthogonalization", "87_conv2d_boundary_exchange"]
 SEED = 1234
 FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
 # Their default shapes cost minutes of CPU; the small shape runs the same code. 62: a 256-step loop over 16 MiB,
-# and the dense float64 check of it; 87: half a TFLOP of convolution per rank.
-SMALL_ONLY = {"62_torchharmonics_spherical_convolution", "87_conv2d_boundary_exchange"}
+# and the dense float64 check of it; 77: 3.6 TFLOP of attention per rank; 87: half a TFLOP of convolution per rank.
+SMALL_ONLY = {"62_torchharmonics_spherical_convolution", "77_magi1_cso_async_attention",
+              "87_conv2d_boundary_exchange"}
 # Drawing their default-shape inputs takes about a minute of CPU (tens of millions of counter-based values): their
 # distributions are checked at the small shape only.
-DRAW_SMALL_ONLY = {"87_conv2d_boundary_exchange"}
+DRAW_SMALL_ONLY = {"77_magi1_cso_async_attention", "87_conv2d_boundary_exchange"}
 # PKB's reference communicates, but the answer needs none of it (bench/problems/README.md): its link bound is 0.
 NO_LINK_BOUND = {"39_ulysses_attention_e2e"}
 RANK_TIMEOUT_S = 300
