@@ -333,6 +333,102 @@ def _ring_attention(args, W, mesh):
     return [out[:, (r // tp) * S:(r // tp + 1) * S] for r in range(W)]
 
 
+def attention(q, k, v, causal, scale=None):
+    """Softmax attention of (B, T, H, D) float64 tensors over the whole sequence; scale None: 1 / sqrt(D)."""
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * scale
+    if causal:
+        scores = scores.masked_fill(torch.ones(q.shape[1], k.shape[1], dtype=torch.bool).triu(1), float("-inf"))
+    return torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, dim=-1), v)
+
+
+def _ulysses_head_mixing(args, W):
+    """39: every rank's own tokens, projected with its own weights; within each token, softmax attention among
+    the heads of each of the W head groups (PKB's attention step), then the output projection."""
+    outs = []
+    for x, w_qkv, w_o, _, heads, causal in args:
+        x, w_qkv, w_o = f64(x), f64(w_qkv), f64(w_o)
+        B, S, _ = x.shape
+        h = heads // W
+        qkv = (x @ w_qkv.T).view(B, S, 3, W, h, -1)  # (B, S, q/k/v, head group, head in group, D)
+        q, k, v = qkv.unbind(dim=2)
+        scores = torch.einsum("bsgid,bsgjd->bsgij", q, k) * q.shape[-1] ** -0.5
+        if causal:
+            scores = scores.masked_fill(torch.ones(h, h, dtype=torch.bool).triu(1), float("-inf"))
+        mixed = torch.einsum("bsgij,bsgjd->bsgid", torch.softmax(scores, dim=-1), v)
+        outs.append(mixed.reshape(B, S, -1) @ w_o.T)
+    return outs
+
+
+def _cp_attention(args, W):
+    """54: every rank's block of one causal attention over the concatenated sequence."""
+    q, k, v = (torch.cat([f64(a[i]) for a in args], dim=1) for i in range(3))
+    return list(attention(q, k, v, args[0][4], args[0][3]).chunk(W, dim=1))
+
+
+def _pipeline_attention(args, W, mesh):
+    """56: stage after stage of attention layers over the whole sequence; rank (stage p, cp c) holds stage p's
+    output, rows of CP block c."""
+    pp, cp = mesh["pp"], mesh["cp"]
+    rank_of = lambda p, c: p * cp + c  # noqa: E731 - row-major over (pp, cp)
+    x = torch.cat([f64(args[rank_of(0, c)][0]) for c in range(cp)], dim=1)
+    B, T, hidden = x.shape
+    heads, causal = args[0][3], args[0][5]
+    stage_out = []
+    for p in range(pp):
+        w_qkv, w_o = f64(args[rank_of(p, 0)][1]), f64(args[rank_of(p, 0)][2])
+        q, k, v = (x @ w_qkv.T).view(B, T, 3, heads, -1).unbind(dim=2)
+        x = attention(q, k, v, causal).reshape(B, T, -1) @ w_o.T
+        stage_out.append(x)
+    return [stage_out[r // cp].chunk(cp, dim=1)[r % cp] for r in range(W)]
+
+
+def _ring_attention_backward(args, W, mesh):
+    """57: in each DP replica, the attention gradients of every (query block, key block) pair with the query
+    rank's own out and lse, summed per block; then each CP index's mean over the replicas."""
+    dp, cp = mesh["dp"], mesh["cp"]
+    causal = args[0][7]
+    grads = []
+    for d in range(dp):
+        blocks = [[f64(t) for t in args[d * cp + c][:6]] for c in range(cp)]
+        scale = blocks[0][1].shape[-1] ** -0.5
+        dq = [torch.zeros_like(b[1]) for b in blocks]
+        dk = [torch.zeros_like(b[2]) for b in blocks]
+        dv = [torch.zeros_like(b[3]) for b in blocks]
+        for i, (dout, q, _, _, out, lse) in enumerate(blocks):
+            for j, (_, _, k, v, _, _) in enumerate(blocks):
+                if causal and j > i:
+                    continue
+                s = torch.einsum("bqhd,bkhd->bhqk", q, k) * scale
+                if causal and i == j:
+                    s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+                p = torch.exp(s - lse.unsqueeze(-1))
+                row = (dout * out).sum(dim=-1).transpose(1, 2).unsqueeze(-1)  # (B, H, S, 1)
+                ds = p * (torch.einsum("bqhd,bkhd->bhqk", dout, v) - row)
+                dq[i] += torch.einsum("bhqk,bkhd->bqhd", ds, k) * scale
+                dk[j] += torch.einsum("bhqk,bqhd->bkhd", ds, q) * scale
+                dv[j] += torch.einsum("bhqk,bqhd->bkhd", p, dout)
+        grads.append(list(zip(dq, dk, dv)))
+    return [tuple(sum(grads[d][r % cp][i] for d in range(dp)) / dp for i in range(3)) for r in range(W)]
+
+
+def _siglip(args, W):
+    """58: each rank's images against its own texts (matching pairs on the diagonal) and every other rank's
+    texts (all pairs negative)."""
+    logsig = torch.nn.functional.logsigmoid
+    outs = []
+    for r, (images, _, scale, bias, _) in enumerate(args):
+        images = f64(images)
+        B = images.shape[0]
+        loss = 0.0
+        for j in range(W):
+            logits = scale * images @ f64(args[j][1]).T + bias
+            signs = 2 * torch.eye(B, dtype=torch.float64) - 1 if j == r else -torch.ones_like(logits)
+            loss = loss - logsig(signs * logits).sum() / B
+        outs.append(loss)
+    return outs
+
+
 def _spherical_conv(args, W, mesh):
     polar, azimuth = mesh["polar"], mesh["azimuth"]
     rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
@@ -404,6 +500,119 @@ def _log_prob_topk_backward(args, W):
     grad = grad * grad_output * keep
     B, S, part = args[0][0].shape
     return [grad[:, r * part:(r + 1) * part].reshape(B, S, part) for r in range(W)]
+def zigzag_join(parts, W, dim):
+    """The whole sequence from W zigzag shards: rank r holds chunks r and 2W-1-r, in that order, along dim."""
+    chunks = [None] * (2 * W)
+    for r, part in enumerate(parts):
+        chunks[r], chunks[2 * W - 1 - r] = part.chunk(2, dim=dim)
+    return torch.cat(chunks, dim=dim)
+
+
+def zigzag_split(full, W, dim):
+    chunks = full.chunk(2 * W, dim=dim)
+    return [torch.cat([chunks[r], chunks[2 * W - 1 - r]], dim=dim) for r in range(W)]
+
+
+def _halo_conv1d(args, W):
+    """71: each rank's filter run causally over the whole sequence, then that rank's two chunks."""
+    x = zigzag_join([f64(a[0]) for a in args], W, dim=2)
+    outs = []
+    for r in range(W):
+        weight = f64(args[r][1])  # (C, 1, K)
+        K = weight.shape[-1]
+        padded = torch.nn.functional.pad(x, (K - 1, 0))
+        windows = padded.unfold(2, K, 1)  # (B, C, T, K): the K inputs of every output
+        y = (windows * weight[:, 0].view(1, -1, 1, K)).sum(dim=-1)
+        outs.append(zigzag_split(y, W, dim=2)[r])
+    return outs
+
+
+def _range_attention(args, W):
+    """77: every range's keys gathered from all ranks (clipped), and each rank's queries of that range, every
+    head, attending to them (grouped-query heads, no mask)."""
+    _, _, k_ranges, R, clip, _ = args[0]
+    D = args[0][0].shape[-1]
+    per = args[0][0].shape[0] // R
+    kv = torch.stack([f64(a[1]).reshape(R, per, *a[1].shape[1:]) for a in args], dim=1)  # (R, W, P, Hkv, 2D)
+    kv = kv.reshape(R, W * per, *kv.shape[3:])[:, :clip].reshape(R * clip, *kv.shape[3:])
+    outs = []
+    for query, *_ in args:
+        q = f64(query).reshape(R, per, *query.shape[1:])
+        ranges = []
+        for i in range(R):
+            keys = kv[int(k_ranges[i, 0]):int(k_ranges[i, 1])]
+            group = q.shape[2] // keys.shape[1]  # query heads per KV head
+            k = keys[..., :D].repeat_interleave(group, dim=1)
+            v = keys[..., D:].repeat_interleave(group, dim=1)
+            scores = torch.einsum("qhd,khd->hqk", q[i], k) * D ** -0.5
+            ranges.append(torch.einsum("hqk,khd->qhd", torch.softmax(scores, dim=-1), v))
+        outs.append(torch.cat(ranges))
+    return outs
+
+
+def _halo_conv2d(args, W):
+    """87: the ranks' rows stacked into one image, each rank's convolution over all of it, that rank's rows."""
+    image = torch.cat([f64(a[0]) for a in args], dim=2)
+    rows = args[0][0].shape[2]
+    outs = []
+    for r, (_, weight, bias, stride, padding, _) in enumerate(args):
+        y = torch.nn.functional.conv2d(image, f64(weight), f64(bias), stride=stride, padding=padding)
+        outs.append(y[:, :, r * rows:(r + 1) * rows])
+    return outs
+
+
+def _hyena_long_conv(args, W):
+    """72: the whole sequence of every channel, its causal filter applied as a float64 linear convolution
+    (zero-padded FFT), and each rank's zigzag tokens of all channels, transposed to (B, L, C)."""
+    x1, x2, v = (zigzag_join([f64(a[i]) for a in args], W, dim=2) for i in range(3))
+    h, bias, group_dim = f64(args[0][3]), f64(args[0][4]), args[0][6]
+    u = x2 * v
+    T = u.shape[-1]
+    taps = h.repeat_interleave(group_dim, dim=0)[:, :T]  # beyond T a causal filter reaches nothing
+    n = T + taps.shape[1]
+    y = torch.fft.irfft(torch.fft.rfft(u, n=n) * torch.fft.rfft(taps, n=n), n=n)[..., :T] + bias.view(1, -1, 1) * u
+    return [part.transpose(1, 2) for part in zigzag_split(x1 * y, W, dim=2)]
+
+
+def delta_rule(q, k, v, decay, beta):
+    """The gated delta rule in float64, state (K, V) per batch and head from zero: S <- diag(decay_t) S, then
+    S <- S + k_t beta_t (v_t - k_t S), output q_t S. q, k (B, T, H, K), v (B, T, H, V), decay (B, T, H, K) per
+    key row, beta (B, T, H); returns (B, T, H, V)."""
+    B, T, H, K = q.shape
+    state = torch.zeros(B, H, K, v.shape[-1], dtype=torch.float64)
+    out = []
+    for t in range(T):
+        state = decay[:, t].unsqueeze(-1) * state
+        error = v[:, t] - torch.einsum("bhk,bhkv->bhv", k[:, t], state)
+        state = state + torch.einsum("bhk,bhv->bhkv", k[:, t], beta[:, t].unsqueeze(-1) * error)
+        out.append(torch.einsum("bhk,bhkv->bhv", q[:, t], state))
+    return torch.stack(out, dim=1)
+
+
+def _kimi_delta(args, W, mesh):
+    """74: per TP index, the recurrence over its CP group's whole sequence; rank (c, t) gets block c of the sum
+    over the TP indices."""
+    cp, tp = mesh["cp"], mesh["tp"]
+    unit = lambda t: t / t.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # noqa: E731
+    a_log, dt_bias = f64(args[0][5]), f64(args[0][6])
+    total = 0
+    for t in range(tp):
+        q, k, v, g, beta = (torch.cat([f64(args[c * tp + t][i]) for c in range(cp)], dim=1) for i in range(5))
+        H, K = q.shape[2], q.shape[3]
+        decay = torch.exp(-5.0 * torch.sigmoid(a_log.exp().view(H, 1) * (g + dt_bias.view(H, K))))
+        total = total + delta_rule(unit(q) * K ** -0.5, unit(k), v, decay, torch.sigmoid(beta))
+    return [total.chunk(cp, dim=1)[r // tp] for r in range(W)]
+
+
+def _gated_deltanet(args, W):
+    """75: the recurrence over the whole sequence for every head, then each rank's block."""
+    unit = lambda t: t / t.norm(dim=-1, keepdim=True).clamp_min(1e-6)  # noqa: E731
+    q, k, v, gate, beta = (torch.cat([f64(a[i]) for a in args], dim=1) for i in range(5))
+    a_log, dt_bias = (torch.cat([f64(a[i]) for a in args]) for i in (5, 6))
+    K = q.shape[-1]
+    decay = torch.exp(-a_log.exp() * torch.nn.functional.softplus(gate + dt_bias))
+    out = delta_rule(unit(q) * K ** -0.5, unit(k), v, decay.unsqueeze(-1).expand(*decay.shape, K), beta)
+    return list(out.chunk(W, dim=1))
 
 
 class Ties:
@@ -459,6 +668,8 @@ def expected(name, args, W, mesh):
         return _load_balancing_loss(args, W), none
     if name.split("_")[0] in ("33", "34", "35", "36", "37", "38"):
         return _ulysses(name, args, W), none
+    if name == "39_ulysses_attention_e2e":
+        return _ulysses_head_mixing(args, W), none
     if name == "44_quantized_grad_allreduce":
         return _int8_mean(args, W), none
     if name == "45_reducescatter_fused_rmsnorm":
@@ -475,8 +686,16 @@ def expected(name, args, W, mesh):
         return _fused_adam(args, W), none
     if name == "48_fsdp_and_tp":
         return _fsdp_and_tp(args, W, mesh), none
+    if name == "54_ring_attention":
+        return _cp_attention(args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
+    if name == "56_ring_attention_pp":
+        return _pipeline_attention(args, W, mesh), none
+    if name == "57_ring_attention_backward_dp":
+        return _ring_attention_backward(args, W, mesh), none
+    if name == "58_openclip_contrastive_loss":
+        return _siglip(args, W), none
     if name == "62_torchharmonics_spherical_convolution":
         return _spherical_conv(args, W, mesh), none
     if name == "63_deepmd_kalman_filter_optimizer":
@@ -489,8 +708,20 @@ def expected(name, args, W, mesh):
         return _log_prob_topk(args, W), none  # chunking changes which rank computes a token, not its value
     if name == "84_vocab_parallel_log_prob_topk_chunked_backward":
         return _log_prob_topk_backward(args, W), none
+    if name == "71_hyena_conv1d_boundary_exchange":
+        return _halo_conv1d(args, W), none
+    if name == "72_hyena_forward_cp":
+        return _hyena_long_conv(args, W), none
+    if name == "74_fla_kimi_delta_attention_cp_tp":
+        return _kimi_delta(args, W, mesh), none
+    if name == "75_fla_gated_deltanet_cp":
+        return _gated_deltanet(args, W), none
+    if name == "77_magi1_cso_async_attention":
+        return _range_attention(args, W), none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
+    if name == "87_conv2d_boundary_exchange":
+        return _halo_conv2d(args, W), none
     raise AssertionError(f"no independent computation for {name}")
 
 
