@@ -240,7 +240,8 @@ def _check_values(where, t, decl):
         assert x.min().item() >= decl["low"] and x.max().item() < decl["high"], f"{where}: outside [low, high)"
         assert torch.equal(x, x.round()), f"{where}: declared integers"
         if x.numel() >= 256:
-            assert x.unique().numel() == int(decl["high"] - decl["low"]), f"{where}: not every integer drawn"
+            if x.numel() >= 20 * int(decl["high"] - decl["low"]):  # enough draws to see every value
+                assert x.unique().numel() == int(decl["high"] - decl["low"]), f"{where}: not every integer drawn"
 
 
 def _check_args(name, args, inputs, W):
