@@ -33,7 +33,7 @@ TEST(ProblemList, RangesListsAndAll) {
   EXPECT_EQ(parse_problem_list("1-4", suite()), (std::vector<int>{1, 2, 3, 4}));
   EXPECT_EQ(parse_problem_list("13,1-2,2", suite()), (std::vector<int>{1, 2, 13}));
   // Ranges skip ids the suite does not have.
-  EXPECT_EQ(parse_problem_list("8-13", suite()), (std::vector<int>{8, 9, 11, 12, 13}));
+  EXPECT_EQ(parse_problem_list("24-27", suite()), (std::vector<int>{24, 26, 27}));
   EXPECT_EQ(parse_problem_list("all", suite()).size(), suite().size());
 }
 

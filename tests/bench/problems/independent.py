@@ -461,6 +461,13 @@ def _spherical_conv(args, W, mesh):
     return outs
 
 
+def _embedding_lookup(args, W):
+    table = torch.cat([f64(a[1]) for a in args])
+    rows = args[0][1].shape[0]
+    # Each rank's ids grouped by owner (rank 0's first), in their order within an owner.
+    return [table[sorted(a[0].tolist(), key=lambda i: i // rows)] for a in args]
+
+
 def filtered_log_probs(args):
     """Every token's (B*S, V) logits over the whole vocabulary, top-k / top-p filtered as the problem defines the
     filter (written from the definition: the kept set of each row, in float64 but on the bf16 probabilities
@@ -640,6 +647,8 @@ def expected(name, args, W, mesh):
         return outs, none
     if name == "9_layernorm_backward":
         return _layernorm_backward(args, W), none
+    if name == "10_embedding_lookup":
+        return _embedding_lookup(args, W), none
     if name in ("11_allgather_gemm_AT", "12_allgather_gemm"):
         return _allgather_gemm(args, W), none
     if name in ("13_gemm_allreduce", "16_gemm_reducescatter"):
