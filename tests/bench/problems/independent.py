@@ -468,6 +468,17 @@ def _embedding_lookup(args, W):
     return [table[sorted(a[0].tolist(), key=lambda i: i // rows)] for a in args]
 
 
+def _token_preprocess(args, W):
+    E = args[0][1]
+    local = E // W
+    counts = torch.stack([a[0].to(torch.float64).sum(dim=(1, 2)) for a in args])  # (rank, expert)
+    outs = []
+    for r in range(W):
+        mine = counts[:, r * local:(r + 1) * local]
+        outs.append((counts[r].view(W, local).sum(dim=1), mine.sum(dim=1), mine, mine.sum(dim=0)))
+    return outs
+
+
 def filtered_log_probs(args):
     """Every token's (B*S, V) logits over the whole vocabulary, top-k / top-p filtered as the problem defines the
     filter (written from the definition: the kept set of each row, in float64 but on the bf16 probabilities
@@ -657,6 +668,8 @@ def expected(name, args, W, mesh):
         return _gemm_allgather(args, W), none
     if name == "18_tp_rms_norm":
         return _rms_norm(args, W), none
+    if name == "26_moe_token_preprocess":
+        return _token_preprocess(args, W), none
     if name == "27_moe_all2all_primitive":
         return _all_to_all(args, W), none
     if name == "15_combined_sharded_gemms":
