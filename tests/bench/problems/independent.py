@@ -479,6 +479,29 @@ def _token_preprocess(args, W):
     return outs
 
 
+def _moe_dispatch(args, W):
+    """28: each rank's routed (expert, token) rows in expert-major order, cut by input_splits and sent; the
+    received rows regrouped by local expert."""
+    permuted, maps, mappings = [], [], []
+    for hidden, mask, *_ in args:
+        routing_map = mask.to(torch.float64).sum(dim=1)
+        pairs = [(e, t) for e in range(routing_map.shape[0]) for t in range(routing_map.shape[1]) if routing_map[e, t]]
+        mappings.append(torch.tensor([t for _, t in pairs], dtype=torch.int64))
+        permuted.append(f64(hidden)[mappings[-1]])
+        maps.append(routing_map)
+    outs = []
+    for r in range(W):
+        local = args[r][2] // W
+        received = []
+        for s in range(W):
+            start = sum(args[s][3][:r])
+            received.append(permuted[s][start:start + args[s][3][r]])
+        chunks = list(torch.split(torch.cat(received), args[r][5].reshape(-1).tolist()))
+        regrouped = torch.cat([chunks[s * local + e] for e in range(local) for s in range(W)])
+        outs.append((regrouped, maps[r], mappings[r], torch.Size(args[r][0].shape)))
+    return outs
+
+
 def filtered_log_probs(args):
     """Every token's (B*S, V) logits over the whole vocabulary, top-k / top-p filtered as the problem defines the
     filter (written from the definition: the kept set of each row, in float64 but on the bf16 probabilities
@@ -710,6 +733,8 @@ def expected(name, args, W, mesh):
         return _fsdp_and_tp(args, W, mesh), none
     if name == "54_ring_attention":
         return _cp_attention(args, W), none
+    if name == "28_moe_pre_all2all":
+        return _moe_dispatch(args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "56_ring_attention_pp":
