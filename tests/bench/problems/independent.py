@@ -502,6 +502,32 @@ def _moe_dispatch(args, W):
     return outs
 
 
+def _moe_combine(args, W):
+    """29: undo the regrouping, send each rank its rows back, weight and sum them into the tokens."""
+    by_sender = []
+    for a in args:
+        local = a[3] // W
+        chunks = list(torch.split(f64(a[0]), a[6].T.reshape(-1).tolist()))
+        by_sender.append(torch.cat([chunks[e * W + s] for s in range(W) for e in range(local)]))
+    outs = []
+    for r in range(W):
+        weights, selected, routing_map, mapping, shape = args[r][1], args[r][2], args[r][7], args[r][8], args[r][9]
+        back = []
+        for s in range(W):
+            start = sum(args[s][5][:r])
+            back.append(by_sender[s][start:start + args[s][5][r]])
+        back = torch.cat(back)
+        pairs = [(e, t) for e in range(routing_map.shape[0]) for t in range(routing_map.shape[1]) if routing_map[e, t]]
+        out = torch.zeros(shape, dtype=torch.float64)
+        for i, (row, (e, t)) in enumerate(zip(back, pairs)):
+            assert int(mapping[i]) == t
+            k = selected[t].tolist().index(e)
+            # The weighted row is rounded to the problem's dtype before the sum (the reference's maths).
+            out[t] += f64((f64(weights[t, k]) * row).to(weights.dtype))
+        outs.append(out)
+    return outs
+
+
 def filtered_log_probs(args):
     """Every token's (B*S, V) logits over the whole vocabulary, top-k / top-p filtered as the problem defines the
     filter (written from the definition: the kept set of each row, in float64 but on the bf16 probabilities
@@ -735,6 +761,8 @@ def expected(name, args, W, mesh):
         return _cp_attention(args, W), none
     if name == "28_moe_pre_all2all":
         return _moe_dispatch(args, W), none
+    if name == "29_moe_post_all2all":
+        return _moe_combine(args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "56_ring_attention_pp":
