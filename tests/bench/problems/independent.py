@@ -528,6 +528,10 @@ def _moe_combine(args, W):
     return outs
 
 
+def _lora_grads_sum(args, W):
+    return [tuple(total([a[i] for a in args]) for i in range(3))] * W
+
+
 def filtered_log_probs(args):
     """Every token's (B*S, V) logits over the whole vocabulary, top-k / top-p filtered as the problem defines the
     filter (written from the definition: the kept set of each row, in float64 but on the bf16 probabilities
@@ -763,6 +767,8 @@ def expected(name, args, W, mesh):
         return _moe_dispatch(args, W), none
     if name == "29_moe_post_all2all":
         return _moe_combine(args, W), none
+    if name == "30_moe_epgroupgemm_lora_backward":
+        return _lora_grads_sum(args, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "56_ring_attention_pp":
