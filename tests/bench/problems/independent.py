@@ -532,6 +532,37 @@ def _lora_grads_sum(args, W):
     return [tuple(total([a[i] for a in args]) for i in range(3))] * W
 
 
+def moe_forward(args, W, group_size, lora=False):
+    """31, 32, 49-51: every rank's tokens through the top-K router (computed as the reference computes it, in
+    the inputs' dtype, so that near-ties fall the same way), each routed pair through the SwiGLU MLP of the rank
+    hosting its expert in the rank's EP group (consecutive ranks of group_size), weighted and summed, in
+    float64. With lora, each projection adds its LoRA delta h @ A.T @ B.T (the factors after the biases)."""
+    import torch.nn.functional as F
+
+    def mlp(x, p):
+        def proj(i, h):
+            y = h @ f64(p[3 + 2 * i]).T + f64(p[4 + 2 * i])
+            return y + h @ f64(p[9 + 2 * i]).T @ f64(p[10 + 2 * i]).T if lora else y
+        hidden = F.silu(proj(0, x)) * proj(1, x)  # gate, up
+        return proj(2, hidden)  # down
+
+    outs = []
+    for r in range(W):
+        x, gate_weight, gate_bias, E, K = args[r][0], args[r][1], args[r][2], args[r][-3], args[r][-2]
+        probs = torch.softmax(F.linear(x, gate_weight, gate_bias), dim=-1)
+        weights, experts = torch.topk(probs, K, dim=-1)
+        base, per_rank = r // group_size * group_size, E // group_size
+        through = {o: mlp(f64(x), args[o]) for o in range(base, base + group_size)}
+        out = torch.zeros(x.shape, dtype=torch.float64)
+        for k in range(K):
+            owners = base + experts[:, k] // per_rank
+            for o, y in through.items():
+                chosen = owners == o
+                out[chosen] += f64(weights[chosen, k]).unsqueeze(1) * y[chosen]
+        outs.append(out)
+    return outs
+
+
 def filtered_log_probs(args):
     """Every token's (B*S, V) logits over the whole vocabulary, top-k / top-p filtered as the problem defines the
     filter (written from the definition: the kept set of each row, in float64 but on the bf16 probabilities
@@ -769,6 +800,8 @@ def expected(name, args, W, mesh):
         return _moe_combine(args, W), none
     if name == "30_moe_epgroupgemm_lora_backward":
         return _lora_grads_sum(args, W), none
+    if name == "31_fused_moe_fwd":
+        return moe_forward(args, W, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "56_ring_attention_pp":
