@@ -802,6 +802,8 @@ def expected(name, args, W, mesh):
         return _lora_grads_sum(args, W), none
     if name == "31_fused_moe_fwd":
         return moe_forward(args, W, W), none
+    if name == "32_fused_moe_fwd_lora":
+        return moe_forward(args, W, W, lora=True), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "56_ring_attention_pp":
