@@ -804,6 +804,8 @@ def expected(name, args, W, mesh):
         return moe_forward(args, W, W), none
     if name == "32_fused_moe_fwd_lora":
         return moe_forward(args, W, W, lora=True), none
+    if name in ("49_moe_ep_balanced", "50_moe_ep_wide"):
+        return moe_forward(args, W, W), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "56_ring_attention_pp":
