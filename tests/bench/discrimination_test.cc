@@ -7,6 +7,8 @@
 // suite's whole check, `--check all`, would outgrow CI's budget as the suite grows to 87).
 // `PKAGENT_CHECK_ALL=1 ctest -R bench_discrimination` checks every problem.
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,12 +22,23 @@ namespace {
 
 std::filesystem::path cache_dir() { return std::filesystem::path(::testing::TempDir()) / "pk_discrimination_cache"; }
 
+// Wrong candidates that are right answers at W = 2, where the problem exchanges nothing at all; W = 4 checks them.
+bool right_at_world_2(const std::string& problem, const std::string& mode, int world) {
+  static const std::map<std::string, std::set<std::string>> modes = {
+      // One expert at W = 2: EP groups of one rank, so skipping the exchange changes nothing.
+      {"51_moe_ep_narrow", {"no_comm", "local_only"}},
+  };
+  const auto it = modes.find(problem);
+  return world == 2 && it != modes.end() && it->second.count(mode) > 0;
+}
+
 void expect_all_discriminate(const std::string& problems, int world) {
   const auto r = testing::run_pkagent({"problems", "--check", problems, "--device", "cpu", "--small", "--world",
                                        std::to_string(world), "--trials", "1", "--json"},
                                       cache_dir());
   ASSERT_TRUE(r.report.is_array()) << "stderr:\n" << r.err << "\nstdout:\n" << r.out;
   std::string table;
+  bool exempt_passed = false;
   for (const auto& p : r.report) {
     table += fmt::format("{} W={} reference {} ({:.0f} s):", p["problem"].get<std::string>(), world,
                          p["reference"].get<std::string>(), p["wall_seconds"].get<double>());
@@ -35,12 +48,16 @@ void expect_all_discriminate(const std::string& problems, int world) {
     table += "\n";
     EXPECT_EQ(p["reference"], "correct") << p.dump(2);
     for (const auto& c : p["candidates"]) {
-      if (c["applicable"].get<bool>()) {
-        EXPECT_NE(c["verdict"], "correct") << p["problem"] << ": the wrong candidate " << c["mode"] << " passes";
+      if (!c["applicable"].get<bool>()) continue;
+      if (right_at_world_2(p["problem"].get<std::string>(), c["mode"].get<std::string>(), world)) {
+        exempt_passed = exempt_passed || c["verdict"] == "correct";
+        continue;
       }
+      EXPECT_NE(c["verdict"], "correct") << p["problem"] << ": the wrong candidate " << c["mode"] << " passes";
     }
   }
-  EXPECT_EQ(r.exit_code, 0) << table;
+  // pkagent exits 1 when any wrong candidate passes, an exempt one included.
+  EXPECT_EQ(r.exit_code, exempt_passed ? 1 : 0) << table;
   std::printf("%s", table.c_str());  // the table goes into the ctest log
 }
 
@@ -61,8 +78,8 @@ TEST(discrimination, every_problem_rejects_every_wrong_candidate_at_world_2) {
 }
 
 TEST(discrimination, mesh_problems_reject_every_wrong_candidate_at_world_4) {
-  // The problems whose mesh degenerates at W = 2: two of them in CI, all of them with PKAGENT_CHECK_ALL=1.
-  expect_all_discriminate(check_all() ? "55,56,57,62,74" : "55,62", 4);
+  // The problems degenerate at W = 2: two of them in CI, all of them with PKAGENT_CHECK_ALL=1.
+  expect_all_discriminate(check_all() ? "51,55,56,57,62,74" : "55,62", 4);
 }
 
 TEST(discrimination, an_unknown_problem_is_refused) {

@@ -806,6 +806,9 @@ def expected(name, args, W, mesh):
         return moe_forward(args, W, W, lora=True), none
     if name in ("49_moe_ep_balanced", "50_moe_ep_wide"):
         return moe_forward(args, W, W), none
+    if name == "51_moe_ep_narrow":
+        experts = args[0][-3]  # EP groups of as many ranks as experts
+        return moe_forward(args, W, min(W, experts)), none
     if name == "55_ring_attention_tp":
         return _ring_attention(args, W, mesh), none
     if name == "56_ring_attention_pp":
