@@ -532,6 +532,25 @@ def _lora_grads_sum(args, W):
     return [tuple(total([a[i] for a in args]) for i in range(3))] * W
 
 
+def _rotated_chunks(args, W, rows_of, send_at, receive_at):
+    """65/66's exchange: chunk k of rank s's rows (cut by its list at send_at) lands in chunk (W - k) mod W of
+    rank (s + k) mod W (cut by that rank's list at receive_at). Returns every rank's received rows."""
+    chunks = [list(torch.split(rows_of(s), args[s][send_at])) for s in range(W)]
+    outs = []
+    for r in range(W):
+        pieces = []
+        for j in range(W):
+            piece = chunks[(r + j) % W][(W - j) % W]
+            assert piece.shape[0] == args[r][receive_at][j], "chunk sizes of sender and receiver disagree"
+            pieces.append(piece)
+        outs.append(torch.cat(pieces))
+    return outs
+
+
+def _feature_exchange(args, W):
+    return _rotated_chunks(args, W, lambda s: f64(args[s][0][args[s][1]]), 3, 2)
+
+
 def moe_forward(args, W, group_size, lora=False):
     """31, 32, 49-51: every rank's tokens through the top-K router (computed as the reference computes it, in
     the inputs' dtype, so that near-ties fall the same way), each routed pair through the SwiGLU MLP of the rank
@@ -821,6 +840,8 @@ def expected(name, args, W, mesh):
         return _spherical_conv(args, W, mesh), none
     if name == "63_deepmd_kalman_filter_optimizer":
         return _kalman(args, W)
+    if name == "65_gnn_feature_exchange_all2all":
+        return _feature_exchange(args, W), none
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
     if name == "73_vocab_parallel_cross_entropy_loss":
