@@ -551,6 +551,17 @@ def _feature_exchange(args, W):
     return _rotated_chunks(args, W, lambda s: f64(args[s][0][args[s][1]]), 3, 2)
 
 
+def _feature_exchange_backward(args, W):
+    received = _rotated_chunks(args, W, lambda s: f64(args[s][0]), 3, 4)
+    outs = []
+    for r in range(W):
+        table = torch.zeros((args[r][2], received[r].shape[1]), dtype=torch.float64)
+        for row, seed in zip(received[r], args[r][1].tolist()):
+            table[seed] += row
+        outs.append(table)
+    return outs
+
+
 def moe_forward(args, W, group_size, lora=False):
     """31, 32, 49-51: every rank's tokens through the top-K router (computed as the reference computes it, in
     the inputs' dtype, so that near-ties fall the same way), each routed pair through the SwiGLU MLP of the rank
@@ -842,6 +853,8 @@ def expected(name, args, W, mesh):
         return _kalman(args, W)
     if name == "65_gnn_feature_exchange_all2all":
         return _feature_exchange(args, W), none
+    if name == "66_gnn_feature_exchange_all2all_backward":
+        return _feature_exchange_backward(args, W), none
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
     if name == "73_vocab_parallel_cross_entropy_loss":
