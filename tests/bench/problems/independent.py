@@ -562,6 +562,20 @@ def _feature_exchange_backward(args, W):
     return outs
 
 
+def _sparse_embedding_route(args, W):
+    outs = []
+    for r in range(W):
+        idx, rows = [], []
+        for s in range(W):
+            for i, v in zip(args[s][0].tolist(), args[s][1]):
+                if i % W == r:
+                    idx.append(i)
+                    rows.append(f64(v))
+        outs.append((torch.tensor(idx, dtype=torch.int64),
+                     torch.stack(rows) if rows else torch.zeros((0, args[0][1].shape[1]), dtype=torch.float64)))
+    return outs
+
+
 def moe_forward(args, W, group_size, lora=False):
     """31, 32, 49-51: every rank's tokens through the top-K router (computed as the reference computes it, in
     the inputs' dtype, so that near-ties fall the same way), each routed pair through the SwiGLU MLP of the rank
@@ -855,6 +869,8 @@ def expected(name, args, W, mesh):
         return _feature_exchange(args, W), none
     if name == "66_gnn_feature_exchange_all2all_backward":
         return _feature_exchange_backward(args, W), none
+    if name == "67_gnn_sparse_embedding_all2all":
+        return _sparse_embedding_route(args, W), none
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
     if name == "73_vocab_parallel_cross_entropy_loss":
