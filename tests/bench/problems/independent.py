@@ -576,6 +576,25 @@ def _sparse_embedding_route(args, W):
     return outs
 
 
+def _kjt_all_to_all(args, W):
+    """Rank r gets, for each feature it owns, every rank's batch of it in rank order (lengths and ids)."""
+    key_splits, batch = args[0][2], args[0][3]
+    first = [sum(key_splits[:d]) for d in range(W)]
+    per_rank = []
+    for lengths, values, *_ in args:
+        rows = lengths.view(-1, batch)
+        ends = torch.cumsum(rows.sum(dim=1), 0).tolist()
+        per_rank.append([(rows[f], values[(ends[f - 1] if f else 0):ends[f]]) for f in range(rows.shape[0])])
+    outs = []
+    for r in range(W):
+        owned = range(first[r], first[r] + key_splits[r])
+        segments = [per_rank[s][f] for f in owned for s in range(W)]
+        outs.append({"lengths": torch.cat([seg[0] for seg in segments]),
+                     "values": torch.cat([seg[1] for seg in segments]),
+                     "stride": torch.tensor(W * batch), "stride_per_rank": torch.tensor([batch] * W)})
+    return outs
+
+
 def moe_forward(args, W, group_size, lora=False):
     """31, 32, 49-51: every rank's tokens through the top-K router (computed as the reference computes it, in
     the inputs' dtype, so that near-ties fall the same way), each routed pair through the SwiGLU MLP of the rank
@@ -873,6 +892,8 @@ def expected(name, args, W, mesh):
         return _sparse_embedding_route(args, W), none
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
+    if name == "70_torchrec_kjt_all2all":
+        return _kjt_all_to_all(args, W), none
     if name == "73_vocab_parallel_cross_entropy_loss":
         return _vocab_parallel_cross_entropy(args, W)
     if name in ("82_vocab_parallel_log_prob_topk", "83_vocab_parallel_log_prob_topk_chunked"):

@@ -48,11 +48,12 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "56_ring_attention_pp", "57_ring_attention_backward_dp", "58_openclip_contrastive_loss",
           "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer",
           "65_gnn_feature_exchange_all2all", "66_gnn_feature_exchange_all2all_backward",
-          "67_gnn_sparse_embedding_all2all", "69_gnn_negative_scoring", "71_hyena_conv1d_boundary_exchange",
-          "72_hyena_forward_cp", "73_vocab_parallel_cross_entropy_loss", "74_fla_kimi_delta_attention_cp_tp",
-          "75_fla_gated_deltanet_cp", "77_magi1_cso_async_attention", "82_vocab_parallel_log_prob_topk",
-          "83_vocab_parallel_log_prob_topk_chunked", "84_vocab_parallel_log_prob_topk_chunked_backward",
-          "86_tp_muon_orthogonalization", "87_conv2d_boundary_exchange"]
+          "67_gnn_sparse_embedding_all2all", "69_gnn_negative_scoring", "70_torchrec_kjt_all2all",
+          "71_hyena_conv1d_boundary_exchange", "72_hyena_forward_cp", "73_vocab_parallel_cross_entropy_loss",
+          "74_fla_kimi_delta_attention_cp_tp", "75_fla_gated_deltanet_cp", "77_magi1_cso_async_attention",
+          "82_vocab_parallel_log_prob_topk", "83_vocab_parallel_log_prob_topk_chunked",
+          "84_vocab_parallel_log_prob_topk_chunked_backward", "86_tp_muon_orthogonalization",
+          "87_conv2d_boundary_exchange"]
 SEED = 1234
 FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
 # Their default shapes cost minutes of CPU; the small shape runs the same code. 40-42: a bf16 MLP forward and
