@@ -1,13 +1,14 @@
 """Does ParallelKernelBench's reference agree with ours on the same inputs?
 
     python tests/bench/problems/upstream_agreement.py PKB_CHECKOUT --world 2 [--device cpu|cuda] [--small]
-        [--problems 16,19,21,27,55,62,69] [--trials 2]
+        [--problems 16,19,21,27,...] [--trials 2]
 
 Starts one process per rank (gloo on CPU, NCCL on CUDA), builds each problem's inputs with our make_inputs
 (through the worker's problem code, groups included), and calls our reference and PKB's
 reference/<id>_<stem>.py on separate copies of them. Where our signature differs from PKB's, the arguments are
 translated: 62's psi_indices, psi_values and psi_size become PKB's sparse COO psi; 48's two groups are dropped
-(PKB builds them in the call). Under gloo, PKB's list-form dist.all_to_all (which torch 2.11's gloo refuses) is
+(PKB builds them in the call); 29's shape list becomes a torch.Size, and the weight and bias tensors of 31, 32
+and 49-51 nn.Linear modules. Under gloo, PKB's list-form dist.all_to_all (which torch 2.11's gloo refuses) is
 carried by all_to_all_single, and an all_gather_into_tensor into a stacked output (which gloo refuses) by the same
 gather on flat views. Prints per problem and rank whether the outputs (and in-place arguments) are bitwise equal,
 else the largest difference and how many elements our problem's rule would reject. Exit 0 when every problem
@@ -29,7 +30,7 @@ import torch.distributed as dist
 
 from declared import PROBLEMS_DIR, plan_of, problem_api, toml_of
 
-DEFAULT_PROBLEMS = "16,19,21,27,55,62,69"
+DEFAULT_PROBLEMS = "10,16,19,21,26,27,28,29,30,31,32,49,50,51,55,62,65,66,67,69,70"
 
 
 def load(path, name):
@@ -48,10 +49,12 @@ def clone(x):
 
 
 def leaves(x, path="output"):
-    if isinstance(x, torch.Tensor):
-        return [(path, x)]
+    if isinstance(x, (torch.Tensor, torch.Size)):
+        return [(path, x.detach() if isinstance(x, torch.Tensor) else x)]
     if isinstance(x, (list, tuple)):
         return [leaf for i, v in enumerate(x) for leaf in leaves(v, f"{path}[{i}]")]
+    if isinstance(x, dict):
+        return [leaf for k, v in x.items() for leaf in leaves(v, f'{path}["{k}"]')]
     return [(path, x)]
 
 
@@ -75,11 +78,25 @@ def flat_all_gather_into_tensor(output_tensor, input_tensor, group=None, async_o
 REAL_ALL_GATHER_INTO_TENSOR = dist.all_gather_into_tensor
 
 
+def linear(weight, bias):
+    """An nn.Linear holding the given weight (out, in) and bias (out,)."""
+    layer = torch.nn.Linear(weight.shape[1], weight.shape[0], device=weight.device, dtype=weight.dtype)
+    with torch.no_grad():
+        layer.weight.copy_(weight)
+        layer.bias.copy_(bias)
+    return layer
+
+
 def upstream_args(name, args):
     if name.startswith("62_"):
         x, idx, vals, size, *rest = args
         psi = torch.sparse_coo_tensor(idx, vals, size=tuple(size), device=x.device, check_invariants=True).coalesce()
         return (x, psi, *rest)
+    if name.startswith("29_"):
+        return (*args[:9], torch.Size(args[9]), *args[10:])
+    if name.split("_")[0] in ("31", "32", "49", "50", "51"):
+        x, gate_weight, gate_bias, gw, gb, uw, ub, dw, db, *rest = args
+        return (x, gate_weight, gate_bias, linear(gw, gb), linear(uw, ub), linear(dw, db), *rest)
     if name.startswith("48_"):  # PKB builds the TP and FSDP groups itself, on every call
         return args[:6]
     return args
@@ -102,7 +119,8 @@ def rejected(path, ours, theirs, spec):
         return int((distance > rule["max_ulp"]).sum())
     if mode in ("exact", "rank") or not ours.is_floating_point():
         return int((a != b).sum())
-    return int(((a - b).abs() > rule.get("atol", spec["atol"]) + rule.get("rtol", spec["rtol"]) * b.abs()).sum())
+    bad = int(((a - b).abs() > rule.get("atol", spec["atol"]) + rule.get("rtol", spec["rtol"]) * b.abs()).sum())
+    return max(0, bad - int(rule.get("max_mismatch_fraction", 0) * b.numel()))  # beyond the allowed share
 
 
 def rank_main(opts):
@@ -146,7 +164,11 @@ def rank_main(opts):
                 compared += list(zip(leaves(mine[i], f"input[{i}]"), leaves(pkb[i], f"input[{i}]")))
             for (path, a), (_, b) in compared:
                 entry = {"problem": name, "rank": rank, "trial": trial, "path": path}
-                if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.shape != b.shape \
+                if isinstance(a, torch.Size) or isinstance(b, torch.Size):
+                    entry["bitwise"] = a == b
+                    if a != b:
+                        entry["differs"] = f"{a} vs {b}"
+                elif not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.shape != b.shape \
                         or a.dtype != b.dtype:
                     entry["differs"] = f"{type(a).__name__} {getattr(a, 'shape', '')} {getattr(a, 'dtype', '')} vs " \
                                        f"{type(b).__name__} {getattr(b, 'shape', '')} {getattr(b, 'dtype', '')}"
