@@ -24,9 +24,12 @@
 #include "bench/eval/rank_set.h"
 #include "bench/eval/reference_cache.h"
 #include "bench/eval/roofline.h"
+#include "bench/eval/seeds.h"
 #include "bench/eval/staging.h"
+#include "bench/eval/untrusted_file.h"
 #include "config/paths.h"
 #include "config/read_file.h"
+#include "sandbox/environment.h"
 #include "sandbox/gpu_devices.h"
 #include "sandbox/mounts.h"
 
@@ -164,6 +167,10 @@ struct candidate_stage {
 
 fs::path multicast_clean_cache(const eval_options& o) { return cache_base(o) / "multicast-scan-clean"; }
 
+reference_key reference_key_of(const problem& p, const eval_options& o) {
+  return {o.world, o.device, p.dtype, o.seed, seed_key_id(judge_seed_key(cache_base(o)))};
+}
+
 void check_options(const problem& p, const fs::path& solution, const eval_options& o) {
   if (!p.supports_world(o.world)) {
     std::string sizes;
@@ -217,10 +224,11 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
 
   std::vector<int> trials;
   for (int t = 0; t < o.trials; ++t) trials.push_back(t);
-  seed_source seeds = o.secret_seeds ? seed_source::secret() : seed_source::from_base(o.seed);
+  seed_source seeds =
+      o.secret_seeds ? seed_source::secret() : seed_source::from_base(o.seed, judge_seed_key(cache_base(o)));
   seed_source secret = seed_source::secret();
   const reference_cache cache(o.cache_root.empty() ? reference_cache::default_root() : o.cache_root);
-  const reference_key key{o.world, o.device, p.dtype, o.seed};
+  const reference_key key = reference_key_of(p, o);
   const std::vector<int> missing = seeds.reproducible() ? cache.missing(p, key, trials) : trials;
   rep.reference_cached = missing.empty();
   const bool reference_runs = o.perf || !missing.empty();

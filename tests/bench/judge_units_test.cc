@@ -19,18 +19,31 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(seeds, a_base_seed_gives_the_same_sequence_and_neighbours_differ) {
-  seed_source a = seed_source::from_base(42), b = seed_source::from_base(42), c = seed_source::from_base(43);
+TEST(seeds, a_base_seed_and_key_give_the_same_sequence_and_neighbours_differ) {
+  seed_source a = seed_source::from_base(42, "k"), b = seed_source::from_base(42, "k"),
+              c = seed_source::from_base(43, "k"), d = seed_source::from_base(42, "other key");
   std::set<std::int64_t> seen;
   for (int i = 0; i < 100; ++i) {
     const auto x = a.next();
     EXPECT_EQ(x, b.next());
     EXPECT_NE(x, c.next());
+    EXPECT_NE(x, d.next()) << "the same base seed under another judge's key";
     EXPECT_GE(x, 0);
     seen.insert(x);
   }
   EXPECT_EQ(seen.size(), 100u);
   EXPECT_TRUE(a.reproducible());
+}
+
+TEST(seeds, the_judge_keeps_one_key_per_cache_directory) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("seed_key_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string key = judge_seed_key(dir);
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(judge_seed_key(dir), key) << "read back, not made anew";
+  EXPECT_EQ(fs::status(dir / "seed-key").permissions() & fs::perms::others_read, fs::perms::none);
+  EXPECT_NE(seed_key_id(key), seed_key_id(judge_seed_key(dir / "elsewhere")));
+  fs::remove_all(dir);
 }
 
 TEST(seeds, secret_seeds_are_not_reproducible) {
@@ -40,14 +53,14 @@ TEST(seeds, secret_seeds_are_not_reproducible) {
 }
 
 TEST(seeds, a_derived_stream_depends_on_the_base_and_its_name_alone) {
-  seed_source a = seed_source::from_base(42), b = seed_source::from_base(42);
+  seed_source a = seed_source::from_base(42, "k"), b = seed_source::from_base(42, "k");
   for (int i = 0; i < 37; ++i) b.next();  // e.g. the seeds of timed calls drawn before trial 1
   for (std::uint64_t stream : {0ULL, 1ULL, 7ULL}) {
     seed_source x = a.derive(stream), y = b.derive(stream);
     EXPECT_TRUE(x.reproducible());
     for (int i = 0; i < 5; ++i) EXPECT_EQ(x.next(), y.next()) << "stream " << stream;
   }
-  seed_source t0 = a.derive(0), t1 = a.derive(1), other_base = seed_source::from_base(43).derive(1);
+  seed_source t0 = a.derive(0), t1 = a.derive(1), other_base = seed_source::from_base(43, "k").derive(1);
   const auto first = t1.next();
   EXPECT_NE(t0.next(), first);
   EXPECT_NE(other_base.next(), first);
