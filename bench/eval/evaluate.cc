@@ -91,6 +91,7 @@ set_options set_options_for(const eval_options& o, bool names_kr_torch) {
   s.gpus = gpus_for(o);
   s.isolation = o.isolation;
   s.cache_base = cache_base(o);
+  s.hidden = o.hidden;
   s.prebuild_kr = names_kr_torch;
   s.keep_workspace = o.keep_workspace;
   s.progress = o.progress;

@@ -33,6 +33,9 @@ struct eval_options {
   std::vector<int> gpus;           ///< host GPU indices; empty = 0 .. world-1
   timing_options timing;
   std::filesystem::path cache_root;  ///< empty = reference_cache::default_root()
+  /// Further host directories no process set may read, besides pkagent's tree and caches (which
+  /// are always hidden): a run's directory, with its other episodes' solutions and transcripts.
+  std::vector<std::filesystem::path> hidden;
   std::optional<hardware_spec> hardware;  ///< for the roofline line
   bool keep_workspace = false;
   std::function<void(const std::string&)> progress;  ///< progress lines (stderr in the CLI)
