@@ -1,6 +1,7 @@
 #include "bench/eval/rank_set.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -328,6 +329,16 @@ void rank_set::send(int rank, json command) {
 
 void rank_set::send_all(const json& command) {
   for (int r = 0; r < world(); ++r) send(r, command);
+}
+
+void rank_set::pause() {
+  for (const link& l : impl_->ranks)
+    if (l.pid > 0) ::kill(l.pid, SIGSTOP);
+}
+
+void rank_set::resume() {
+  for (const link& l : impl_->ranks)
+    if (l.pid > 0) ::kill(l.pid, SIGCONT);
 }
 
 void rank_set::stop() { impl_->runner.request_stop(); }

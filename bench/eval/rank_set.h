@@ -102,6 +102,12 @@ class rank_set {
   /// send() to every rank.
   void send_all(const nlohmann::json& command);
 
+  /// Stops (SIGSTOP) or continues (SIGCONT) the set's rank processes, every thread of them. The
+  /// judge keeps a set stopped while it waits (the other set's turn, the judge's own work), so that
+  /// nothing of a candidate runs beside the reference's timed blocks.
+  void pause();
+  void resume();
+
   /// Kills the set now.
   void stop();
   /// Waits until the sandbox has ended (after a shutdown, a stop, or on its own) and returns how.

@@ -13,12 +13,15 @@ on it only answers commands, one JSON line each way:
                candidate: inputs after the call) in a tensor file
   prepare      build one input set per call of the next block, from the per-call seeds it is given
   block        run the block's calls, timed (timing.py); keep each call's outputs
+  commit       answer with a commitment to each output of the last block (tensor_file.commitment),
+               before the judge names a call to check
   record_call  write one call of the last block (outputs and inputs) to a tensor file
   shutdown     leave the process group and exit
 
 The judge decides everything else: seeds (drawn from a secret the ranks never see, one per rank and
 call, so no input tells anything about the next), the order of blocks, which calls are checked, and
-the verdict. Nothing a rank reports is trusted beyond being its claim.
+the verdict; between commands it keeps the rank stopped. Nothing a rank reports is trusted beyond
+being its claim.
 """
 
 import importlib.util
@@ -31,6 +34,7 @@ import traceback
 import types
 
 # Bound before any candidate code runs.
+import counter_fill
 import problem_api
 import tensor_file
 import timing
@@ -38,6 +42,8 @@ import torch
 import torch.distributed as dist
 
 _write_tensors = tensor_file.write
+_commitment = tensor_file.commitment
+_commit_of = counter_fill.commit_of
 _init_process_group = dist.init_process_group
 _synchronize = torch.cuda.synchronize
 _barrier = dist.barrier
@@ -218,6 +224,7 @@ class Rank:
         self.phase_name, self.phase_t0 = None, time.monotonic()
         self.fn = None
         self.block_inputs, self.block_seeds, self.block_outputs = [], [], []
+        self.block_what = "the last timing block"
         self.graph = None
 
     def phase(self, name):
@@ -356,8 +363,23 @@ class Rank:
         if not c.get("null"):
             for i, out in enumerate(outputs):
                 self.check_plain(out, f"{what}, call {i}")
-        self.block_outputs = outputs
+            self.block_outputs = outputs
+            self.block_what = what
         return {"ok": True, "ms": ms, "enqueue_ms": enqueue_ms, "threads": timing.active_threads()}
+
+    def cmd_commit(self, c):
+        """Commits to every output of the last block, before the judge names the call it checks: they
+        must exist by now (the judge times this command too, and compares the record of a checked
+        call with what was committed)."""
+        del c
+        what = self.block_what
+        try:
+            pending = [_commitment(out) for out in self.block_outputs]
+            commit = [[_commit_of(n, parts) for n, parts in call] for call in pending]
+        except BaseException as e:  # noqa: BLE001
+            raise WorkerError("call_error", f"the value returned by solution(...) in {what} "
+                              f"cannot be recorded: {type(e).__name__}: {e}") from e
+        return {"ok": True, "commit": commit}
 
     def graph_calls(self):
         """CUDA-graph replays of one captured call: each call copies its own inputs into the
@@ -405,7 +427,7 @@ class Rank:
 
 
 def serve(r, ch):
-    handlers = {"trial": r.cmd_trial, "prepare": r.cmd_prepare, "block": r.cmd_block,
+    handlers = {"trial": r.cmd_trial, "prepare": r.cmd_prepare, "block": r.cmd_block, "commit": r.cmd_commit,
                 "record_call": r.cmd_record_call, "shutdown": r.cmd_shutdown}
     while True:
         c = ch.receive()

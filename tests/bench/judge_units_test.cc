@@ -1,4 +1,4 @@
-// Small pieces of the judge: seeds, the JIT cache's filter and entry, process census.
+// Small pieces of the judge: seeds, the JIT cache's filter and entry, commitments, process census.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,11 +8,15 @@
 #include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "bench/eval/jit_cache.h"
+#include "bench/eval/output_commit.h"
 #include "bench/eval/process_census.h"
 #include "bench/eval/seeds.h"
+#include "config/paths.h"
 #include "config/read_file.h"
+#include "sandbox/process.h"
 
 namespace pk::bench {
 namespace {
@@ -95,6 +99,51 @@ TEST(jit_cache, keeps_build_products_only_and_is_written_once) {
   EXPECT_EQ(fs::last_write_time(fresh / "rank0" / "ext_abc" / "ext_abc.so"),
             fs::last_write_time(cache.path() / "rank0" / "ext_abc" / "ext_abc.so"));
   fs::remove_all(root);
+}
+
+// The commitment a rank computes on its device (bench/worker/counter_fill.py) and the one the judge
+// computes from the recorded file (output_commit.cc) must agree bit for bit: the rank's recorder
+// writes a file of assorted outputs (odd byte counts, complex, bool, a strided view, nesting) and
+// prints its commitments; the judge's are compared, and a changed byte breaks them.
+TEST(output_commit, the_ranks_commitment_is_the_judges) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("commit_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "call.st";
+  const std::string script = R"PY(
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch, counter_fill, tensor_file
+torch.manual_seed(7)
+out = (torch.randn(7, 5, dtype=torch.bfloat16),
+       {"b": torch.randn(3, dtype=torch.complex64), "a": [torch.arange(13, dtype=torch.uint8), torch.randn(6, 6)[:, 1:4]]},
+       None, 3, torch.tensor([True, False, True]), torch.randn(1000, dtype=torch.float64))
+tensor_file.write(sys.argv[2], {"output": out, "inputs": ()})
+print(json.dumps([counter_fill.commit_of(n, p) for n, p in tensor_file.commitment(out)]))
+)PY";
+  sandbox::process_spec ps;
+  ps.argv = {config::python(), "-c", script, config::data_path("bench/worker").string(), file.string()};
+  ps.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", dir.string()}};
+  const sandbox::process_result r = sandbox::run_process(ps);
+  ASSERT_EQ(r.exit_code, 0) << r.err.text;
+  const auto committed = commits_from_json(nlohmann::json::parse(r.out.text));
+  ASSERT_TRUE(committed);
+  ASSERT_EQ(committed->size(), 6u) << "every tensor leaf, None and 3 left out";
+  const tensor_file recorded = tensor_file::read(file);
+  EXPECT_EQ(output_commits(recorded), *committed);
+  EXPECT_FALSE(commit_mismatch(recorded, *committed));
+
+  auto changed = *committed;
+  changed[3].s0 ^= 1;
+  const auto why = commit_mismatch(recorded, changed);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("output tensor 3"), std::string::npos) << *why;
+  changed.pop_back();
+  EXPECT_TRUE(commit_mismatch(recorded, changed));
+  EXPECT_FALSE(commits_from_json(nlohmann::json::parse("[[1, 2]]")));
+  EXPECT_FALSE(commits_from_json(nlohmann::json::parse("[[-1, 2, 3]]")));
+  EXPECT_TRUE(commits_from_json(nlohmann::json::parse("[[1, -2, 3]]"))) << "the sums are signed";
+  fs::remove_all(dir);
 }
 
 TEST(process_census, finds_a_child_left_running_by_a_rank) {
