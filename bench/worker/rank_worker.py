@@ -21,9 +21,10 @@ on it only answers commands, one JSON line each way:
 The judge decides everything else: seeds (drawn from a secret the ranks never see, one per rank and
 call, so no input tells anything about the next), the order of blocks, which calls are checked, and
 the verdict; between commands it keeps the rank stopped. Nothing a rank reports is trusted beyond
-being its claim.
+being its claim, except a report against itself (NVLink multicast switched back on).
 """
 
+import ctypes
 import importlib.util
 import json
 import os
@@ -48,6 +49,25 @@ _init_process_group = dist.init_process_group
 _synchronize = torch.cuda.synchronize
 _barrier = dist.barrier
 _Tensor = torch.Tensor
+_environ = os.environ
+
+
+def _c_getenv():
+    """libc's getenv: the environment native code (NCCL, NVSHMEM) reads, which ctypes can change
+    without os.environ knowing."""
+    try:
+        fn = ctypes.CDLL(None).getenv
+    except (OSError, AttributeError):
+        return lambda name: None
+    fn.argtypes, fn.restype = [ctypes.c_char_p], ctypes.c_char_p
+
+    def getenv(name):
+        v = fn(name.encode())
+        return None if v is None else v.decode(errors="replace")
+    return getenv
+
+
+_getenv = _c_getenv()
 
 EXIT_FAILED = 3  # the rank reported an error to the judge
 
@@ -251,6 +271,7 @@ class Rank:
         else:
             path = plan["candidate"]
             self.fn = solution_of(load_module("solution_mod", path, "import_error"), path)
+        self.check_multicast_off("after importing the candidate")
         self.phase("init")
         self.device = init_distributed(plan["device"], self.rank, self.world, self.store)
         self.cuda = self.device.type == "cuda"
@@ -259,6 +280,18 @@ class Rank:
             self.problem, inputs_module, self.rank, self.world, self.device))
         self.clock = timing.clock_for(str(self.device))
         self.phase("ready")
+
+    def check_multicast_off(self, when):
+        """The variables that keep NVLink multicast off (the judge sets them in every rank, and the
+        communicators read them when they are made) must still hold after candidate code ran, as
+        Python and native code see them. A candidate that switched multicast back on is refused
+        before any communicator of its process group reads them (the verdict `forbidden`)."""
+        for name, value in (self.plan.get("multicast_off") or {}).items():
+            for seen, where in ((_environ.get(name), "os.environ"), (_getenv(name), "the C environment")):
+                if seen != value:
+                    raise WorkerError("multicast", f"{when}, {name} is {seen!r} in {where}, not {value!r}: "
+                                      "the candidate switched NVLink multicast back on (the judge keeps it off "
+                                      "in every rank, and a solution must leave it so)")
 
     @staticmethod
     def harness(what, work):
@@ -317,6 +350,7 @@ class Rank:
         if self.cuda:
             _synchronize()
         _barrier()
+        self.check_multicast_off(f"after {what}")
         self.check_plain(out, what)
         reply = {"ok": True, "threads": timing.active_threads()}
         if before is not None:
@@ -361,6 +395,7 @@ class Rank:
             raise WorkerError("call_error", f"solution(...) raised {type(e).__name__} in {what}: "
                               f"{e}\n{candidate_traceback(e)}") from e
         if not c.get("null"):
+            self.check_multicast_off(f"after {what}")
             for i, out in enumerate(outputs):
                 self.check_plain(out, f"{what}, call {i}")
             self.block_outputs = outputs
