@@ -20,10 +20,10 @@ std::string host_home(const env_map& env) {
   return it == env.end() || it->second.empty() ? "/root" : it->second;
 }
 
-// NVLink multicast is refused at run time in every process given GPUs (gpu_guard.h); a GPU
-// sandbox without the guard is not made.
+// NVLink multicast is refused at run time in every process given GPUs (gpu_guard.h), and where
+// the spec asks for it; a GPU sandbox without the guard is not made.
 std::vector<fs::path> gpu_preload(const spec& s, const host_facts& host) {
-  if (s.gpus.empty()) return {};
+  if (s.gpus.empty() && !s.multicast_guard) return {};
   std::error_code ec;
   if (!fs::is_regular_file(host.multicast_guard, ec)) {
     throw sandbox_error(fmt::format("the multicast guard {} is missing, and no GPU is lent without it: build it "
@@ -75,7 +75,7 @@ plan plan_for(const spec& s, const what_runs& command, const host_facts& host) {
   if (s.isolation == isolation::none) {
     // No namespaces: the host's own GPU numbering applies and its home stays the home.
     env_map gpu;
-    if (!s.gpus.empty()) gpu = gpu_guard_env({}, {}, preload.front());
+    if (!preload.empty()) gpu = gpu_guard_env({}, {}, preload.front());
     if (!s.gpus.empty()) gpu["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(s.gpus, ","));
     if (!s.gpus.empty()) gpu["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     p.env = sandbox_environment(host.environment, host_home(host.environment), s.env, gpu);

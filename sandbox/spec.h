@@ -49,6 +49,9 @@ struct bind_mount {
 struct spec {
   std::filesystem::path workspace;         ///< bound read-write at /workspace (the cwd); required
   std::vector<int> gpus;                   ///< host GPU indices; empty = no NVIDIA device visible
+  /// Load the multicast guard (gpu_guard.h) into every process even without GPUs: a judge's
+  /// candidate set runs under the same guard on every device. With GPUs it is always loaded.
+  bool multicast_guard = false;
   struct limits limits;
   std::vector<bind_mount> binds;           ///< extra mounts, applied after the defaults
   /// Host directories shown empty inside (a tmpfs over each; binds into them still apply): the

@@ -56,6 +56,7 @@ metrics::episode_result episode_record(const bench::problem& p, int world, const
 metrics::episode_result make_result(const bench::problem& p, const bench::eval_report& r, const episode_facts& f) {
   metrics::episode_result e = episode_record(p, r.world, f);
   e.verdict = bench::to_string(r.result);
+  if (r.result == bench::verdict::forbidden) e.forbidden_reason = bench::to_string(r.reason);
   e.correct = r.ok();
   e.wall_seconds += r.wall_seconds;  // docs/results.md: start to result
   e.device = r.device;

@@ -56,7 +56,10 @@ class driver {
     return s;
   }
 
-  std::vector<std::vector<json>> await(std::vector<rank_set*> sets, const std::string& phase, double timeout_s) {
+  // Waits for every rank of `sets` to answer; then, unless the sets are about to leave, stops them
+  // until their next command: nothing of a set runs while the other is timed.
+  std::vector<std::vector<json>> await(std::vector<rank_set*> sets, const std::string& phase, double timeout_s,
+                                       bool pause_after = true) {
     std::vector<std::vector<json>> replies;
     const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
                                              std::chrono::duration<double>(timeout_s));
@@ -66,6 +69,8 @@ class driver {
       out_.failed = f->set;
       throw stop_conducting{};
     }
+    if (pause_after)
+      for (rank_set* s : sets) s->pause();
     return replies;
   }
 
@@ -124,6 +129,7 @@ class driver {
     const bool with_ref = ref_ && plan_.reference_trials.count(t);
     std::vector<rank_set*> sets{&cand_};
     if (with_ref) sets.push_back(ref_);
+    for (rank_set* s : sets) s->resume();
     for (rank_set* s : sets)
       for (int r = 0; r < world(); ++r)
         s->send(r, {{"cmd", "trial"}, {"trial", t}, {"seed", seeds[static_cast<std::size_t>(r)]},
@@ -144,6 +150,7 @@ class driver {
   void prepare_pair(int t) {
     const std::int64_t shared = calls_.next();
     const auto seeds = call_seeds();
+    for (rank_set* s : {&cand_, ref_}) s->resume();
     for (rank_set* s : {&cand_, ref_})
       for (int r = 0; r < world(); ++r)
         s->send(r, {{"cmd", "prepare"}, {"trial", t}, {"seeds", seeds[static_cast<std::size_t>(r)]},
@@ -156,9 +163,11 @@ class driver {
     rank_set& s = who == set_role::reference ? *ref_ : cand_;
     const std::string phase = fmt::format("timing {}", t);
     const int calls = plan_.timing.block_calls;
+    s.resume();
     const auto t0 = clock::now();
     s.send_all({{"cmd", "block"}, {"block", blocks_run_++}, {"hold_ms", hold}, {"null", null}, {"calls", calls}});
-    const auto replies = await({&s}, phase, plan_.phase_timeout_s)[0];
+    const bool commits = !null && !warmup;
+    const auto replies = await({&s}, phase, plan_.phase_timeout_s, !commits)[0];
     block_record b;
     b.who = who;
     b.null = null;
@@ -178,11 +187,33 @@ class driver {
       }
       b.enqueue_ms = std::max(b.enqueue_ms, enq.get<double>());
     }
+    if (commits) commit(b, s, phase);
     if (who == set_role::candidate) threads_check(replies, phase);
     b.after = last_on_gpu_;
     last_on_gpu_ = null ? std::optional<set_role>(set_role::reference) : std::optional<set_role>(who);
     if (null) b.after.reset();
     return b;
+  }
+
+  // The set commits to every output of the block it just ran (output_commit.h), on the judge's
+  // clock: outputs made only now show in b.commit_ms.
+  void commit(block_record& b, rank_set& s, const std::string& phase) {
+    const auto t0 = clock::now();
+    s.send_all({{"cmd", "commit"}});
+    const auto replies = await({&s}, phase, plan_.phase_timeout_s)[0];
+    b.commit_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    if (b.who != set_role::candidate) return;
+    last_commits_.assign(replies.size(), {});
+    for (std::size_t r = 0; r < replies.size(); ++r) {
+      const json& calls = replies[r].value("commit", json());
+      if (!calls.is_array() || calls.size() != b.ms.size())
+        tampered(static_cast<int>(r), phase, "answered the judge's commit without a commitment to each call's outputs");
+      for (const json& call : calls) {
+        auto c = commits_from_json(call);
+        if (!c) tampered(static_cast<int>(r), phase, "answered the judge's commit with a malformed commitment");
+        last_commits_[r].push_back(std::move(*c));
+      }
+    }
   }
 
   std::vector<std::vector<std::int64_t>> call_seeds() {
@@ -247,16 +278,20 @@ class driver {
     c.trial = t;
     c.file = fmt::format("check{}.{}.st", t, out_.checks.size());
     const json cmd = {{"cmd", "record_call"}, {"call", call}, {"file", c.file}};
+    cand_.resume();
+    ref_->resume();
     cand_.send_all(cmd);
     ref_->send_all(cmd);
     const auto replies = await({&cand_, ref_}, fmt::format("timing {}", t), plan_.phase_timeout_s);
     for (const json& r : replies[1]) c.mutated.push_back(r.value("mutated", std::vector<bool>{}));
+    for (const auto& rank : last_commits_) c.committed.push_back(rank.at(static_cast<std::size_t>(call)));
     out_.checks.push_back(std::move(c));
   }
 
   void shutdown() {
+    for (rank_set* s : both()) s->resume();
     for (rank_set* s : both()) s->send_all({{"cmd", "shutdown"}});
-    await(both(), "shutdown", plan_.phase_timeout_s);
+    await(both(), "shutdown", plan_.phase_timeout_s, false);
   }
 
   rank_set* ref_;
@@ -271,6 +306,7 @@ class driver {
   bool first_timing_ = true;
   long blocks_run_ = 0;
   std::optional<set_role> last_on_gpu_;
+  std::vector<std::vector<std::vector<tensor_commit>>> last_commits_;  ///< the last candidate block's, per rank and call
 };
 
 }  // namespace

@@ -7,7 +7,9 @@
 //   timing k   warm-up blocks, then timed pairs: the same per-call seeds run in a reference block
 //              and a candidate block, in the order A B B A A B ...; after a few pairs chosen in
 //              secret, both sets record one call chosen in secret, so that timed calls are checked
-//              calls; null blocks measure the mechanics
+//              calls (after each timed block the set commits to its outputs, output_commit.h, and
+//              the candidate's record must be what it committed to); null blocks measure the
+//              mechanics
 //   shutdown   both sets leave their process groups
 //
 // Every command has a deadline. The conductor stops at the first failure of either set and says
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/eval/output_commit.h"
 #include "bench/eval/rank_set.h"
 #include "bench/eval/seeds.h"
 #include "bench/eval/timing_plan.h"
@@ -42,6 +45,8 @@ struct check_record {
   int trial = 0;
   std::string file;
   std::vector<std::vector<bool>> mutated;  ///< per rank: which inputs the reference's call changed
+  /// Per rank: what the candidate's block committed to for this call's outputs (output_commit.h).
+  std::vector<std::vector<tensor_commit>> committed;
 };
 
 struct trial_record {

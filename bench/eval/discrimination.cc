@@ -172,7 +172,7 @@ discrimination_result check_discrimination(const problem& p, const eval_options&
     res.reference_note = outcomes[0].note;
     // The reference's records of every trial and rank tell which candidates differ from it at all.
     const reference_cache cache(o.cache_root.empty() ? reference_cache::default_root() : o.cache_root);
-    const reference_key key{o.world, o.device, p.dtype, o.seed};
+    const reference_key key = reference_key_of(p, o);
     for (std::size_t m = 1; m < modes.size(); ++m) {
       std::vector<std::vector<tensor_file>> files;
       for (int t = static_cast<int>(m) * o.trials; t < static_cast<int>(m + 1) * o.trials; ++t) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -24,9 +25,12 @@
 #include "bench/eval/rank_set.h"
 #include "bench/eval/reference_cache.h"
 #include "bench/eval/roofline.h"
+#include "bench/eval/seeds.h"
 #include "bench/eval/staging.h"
+#include "bench/eval/untrusted_file.h"
 #include "config/paths.h"
 #include "config/read_file.h"
+#include "sandbox/environment.h"
 #include "sandbox/gpu_devices.h"
 #include "sandbox/mounts.h"
 
@@ -77,7 +81,8 @@ json plan_for(set_role role, const problem& p, const eval_options& o) {
           {"device", o.device},
           {"problem", problem},
           {"out_dir", staged_out.string()},
-          {"cuda_graph", o.timing.cuda_graph}};
+          {"cuda_graph", o.timing.cuda_graph},
+          {"multicast_off", sandbox::forced_environment()}};
 }
 
 // The sandbox every set of this evaluation gets.
@@ -88,6 +93,7 @@ set_options set_options_for(const eval_options& o, bool names_kr_torch) {
   s.gpus = gpus_for(o);
   s.isolation = o.isolation;
   s.cache_base = cache_base(o);
+  s.hidden = o.hidden;
   s.prebuild_kr = names_kr_torch;
   s.keep_workspace = o.keep_workspace;
   s.progress = o.progress;
@@ -112,10 +118,28 @@ struct reference_files {
   }
 };
 
-std::optional<failure_verdict> scan_what_ran(const fs::path& ws, const fs::path& jit, const std::set<fs::path>& ours,
+// The files the judge put in a workspace, by path, with the digest of their contents.
+using staged_digests = std::map<fs::path, std::string>;
+
+// The files of `staged` still holding what the judge put there: the post-run scan leaves only
+// these out (the worker's own sources name what they refuse), never a path whose contents the
+// candidate replaced. ranks.json is the supervisor's account, written after every rank ended; the
+// ranks' output in it is text they printed, not code that ran.
+std::set<fs::path> unchanged(const fs::path& ws, const staged_digests& staged) {
+  std::set<fs::path> same{ws / "ranks.json"};
+  for (const auto& [path, want] : staged) {
+    try {
+      if (digest().add(read_untrusted(ws, fs::relative(path, ws), 64ull << 20)).hex() == want) same.insert(path);
+    } catch (const untrusted_file_error&) {
+      // Replaced by a link, a FIFO, a directory ...: not the judge's file any more.
+    }
+  }
+  return same;
+}
+
+std::optional<failure_verdict> scan_what_ran(const fs::path& ws, const fs::path& jit, const staged_digests& ours,
                                              const eval_options& o) {
-  std::set<fs::path> skip = ours;
-  for (const char* f : {"plan.json", "launch.json", "ranks.json"}) skip.insert(ws / f);
+  const std::set<fs::path> skip = unchanged(ws, ours);
   multicast_scan_options so;
   so.clean_cache = multicast_clean_cache(o);
   const std::vector<scan_root> roots{{jit, "JIT build directory"}, {ws, "workspace"}};
@@ -125,21 +149,21 @@ std::optional<failure_verdict> scan_what_ran(const fs::path& ws, const fs::path&
                          "found in what the candidate's run produced. " + describe_multicast(found), ""};
 }
 
-std::set<fs::path> files_under(const fs::path& dir) {
-  std::set<fs::path> files;
+staged_digests files_under(const fs::path& dir) {
+  staged_digests files;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files.insert(e.path());
+    if (e.is_regular_file()) files[e.path()] = digest().add_file(e.path()).hex();
   return files;
 }
 
 // The candidate's set, given its evaluation: the candidate and the input generator staged in its
 // workspace, its JIT build directory filled from the cache entry for its source (bound at
 // /workspace/ext; without a sandbox, the entry itself), and the files the judge put there (which
-// the post-run scan leaves out).
+// the post-run scan leaves out while their contents are what the judge wrote).
 struct candidate_stage {
   jit_cache jit;
   fs::path jit_dir;
-  std::set<fs::path> ours;
+  staged_digests ours;
 
   candidate_stage(rank_set& set, const problem& p, const fs::path& solution, const std::string& code,
                   const eval_options& o)
@@ -157,12 +181,17 @@ struct candidate_stage {
     }
     ours = files_under(set.workspace());
     set.go(set_role::candidate, std::move(plan));
+    for (const auto& [path, text] : set.written_files()) ours[path] = digest().add(text).hex();
   }
 };
 
 }  // namespace
 
 fs::path multicast_clean_cache(const eval_options& o) { return cache_base(o) / "multicast-scan-clean"; }
+
+reference_key reference_key_of(const problem& p, const eval_options& o) {
+  return {o.world, o.device, p.dtype, o.seed, seed_key_id(judge_seed_key(cache_base(o)))};
+}
 
 void check_options(const problem& p, const fs::path& solution, const eval_options& o) {
   if (!p.supports_world(o.world)) {
@@ -217,10 +246,11 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
 
   std::vector<int> trials;
   for (int t = 0; t < o.trials; ++t) trials.push_back(t);
-  seed_source seeds = o.secret_seeds ? seed_source::secret() : seed_source::from_base(o.seed);
+  seed_source seeds =
+      o.secret_seeds ? seed_source::secret() : seed_source::from_base(o.seed, judge_seed_key(cache_base(o)));
   seed_source secret = seed_source::secret();
   const reference_cache cache(o.cache_root.empty() ? reference_cache::default_root() : o.cache_root);
-  const reference_key key{o.world, o.device, p.dtype, o.seed};
+  const reference_key key = reference_key_of(p, o);
   const std::vector<int> missing = seeds.reproducible() ? cache.missing(p, key, trials) : trials;
   rep.reference_cached = missing.empty();
   const bool reference_runs = o.perf || !missing.empty();

@@ -10,6 +10,7 @@
 
 #include "bench/eval/hardware_spec.h"
 #include "bench/eval/problem.h"
+#include "bench/eval/reference_cache.h"
 #include "bench/eval/report.h"
 #include "bench/eval/timing_plan.h"
 #include "bench/eval/warm_pool.h"
@@ -32,6 +33,9 @@ struct eval_options {
   std::vector<int> gpus;           ///< host GPU indices; empty = 0 .. world-1
   timing_options timing;
   std::filesystem::path cache_root;  ///< empty = reference_cache::default_root()
+  /// Further host directories no process set may read, besides pkagent's tree and caches (which
+  /// are always hidden): a run's directory, with its other episodes' solutions and transcripts.
+  std::vector<std::filesystem::path> hidden;
   std::optional<hardware_spec> hardware;  ///< for the roofline line
   bool keep_workspace = false;
   std::function<void(const std::string&)> progress;  ///< progress lines (stderr in the CLI)
@@ -52,6 +56,10 @@ void check_options(const problem& p, const std::filesystem::path& solution, cons
 /// Runs the evaluation. Candidate failures are verdicts in the report; evaluation_error when
 /// the reference itself fails.
 eval_report evaluate(const problem& p, const std::filesystem::path& solution, const eval_options& o);
+
+/// The reference cache's key for an evaluation with a visible base seed: the seed, the judge's
+/// seed key (its seeds follow from both), world, device and dtype.
+reference_key reference_key_of(const problem& p, const eval_options& o);
 
 /// Where the judge remembers binaries its multicast scan found clean (by content), for this
 /// evaluation's cache; out of every sandbox's reach. Shared with `pkb run`'s pre-run scan.

@@ -46,6 +46,11 @@ failure_verdict verdict_for(const rank_failure& f, const rank_set_ending& ending
       if (f.worker_kind == "import_error" || f.worker_kind == "no_solution") {
         out.v = verdict::compile_error;
         out.log.clear();
+      } else if (f.worker_kind == "multicast") {
+        // The rank's own report against itself: NVLink multicast switched back on.
+        out.v = verdict::forbidden;
+        out.reason = forbidden_reason::multicast;
+        out.log.clear();
       } else if (f.worker_kind == "bad_output") {
         out.v = verdict::mismatch;
         out.log.clear();

@@ -42,6 +42,13 @@ rank_check judge_call(const recorded_call& call, const judge_rules& rules) {
     const std::uint64_t cap = 4 * fs::file_size(call.reference_file) + (1 << 20);
     const tensor_file got = tensor_file::parse(read_untrusted(call.candidate_root, call.candidate_file, cap),
                                                call.candidate_root / call.candidate_file);
+    if (call.committed)
+      if (auto why = commit_mismatch(got, *call.committed)) {
+        rc.ok = false;
+        rc.forged = true;
+        rc.message = *why;
+        return rc;
+      }
     const comparison c = judge_files(got, want, rules.spec, rules.in_place, call.mutated);
     rc.ok = c.ok;
     rc.message = c.first_failure();
@@ -84,10 +91,10 @@ void judge_run(eval_report& rep, const conduct_outcome& run, const reference_out
       ++tr.checked_calls;
       for (int r = 0; r < world; ++r) {
         rank_check c = judge_call({r, candidate_out, rank_dir(r) / chk.file, refs.live_out / rank_dir(r) / chk.file,
-                                   chk.mutated.at(static_cast<std::size_t>(r))},
+                                   chk.mutated.at(static_cast<std::size_t>(r)), &chk.committed.at(static_cast<std::size_t>(r))},
                                   rules);
         add_errors(rep, c);
-        if (!c.ok && tr.ranks.at(static_cast<std::size_t>(r)).ok) {
+        if (!c.ok && (tr.ranks.at(static_cast<std::size_t>(r)).ok || c.forged)) {
           c.message = "a timed call (checked in secret): " + c.message;
           tr.correct = false;
           tr.ranks.at(static_cast<std::size_t>(r)) = c;
@@ -102,6 +109,14 @@ void judge_run(eval_report& rep, const conduct_outcome& run, const reference_out
     all_ok = all_ok && tr.correct;
     rep.trials.push_back(std::move(tr));
   }
+  for (const auto& t : rep.trials)
+    for (const auto& c : t.ranks)
+      if (c.forged && rep.result != verdict::forbidden) {
+        rep.result = verdict::forbidden;
+        rep.reason = forbidden_reason::tampering;
+        rep.message = fmt::format("trial {}, rank {}: {}", t.trial, c.rank, c.message);
+      }
+  if (rep.result == verdict::forbidden) return;
   if (!all_ok) {
     rep.result = verdict::mismatch;
     for (const auto& t : rep.trials)

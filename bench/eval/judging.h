@@ -11,6 +11,7 @@
 
 #include "bench/eval/compare.h"
 #include "bench/eval/conductor.h"
+#include "bench/eval/output_commit.h"
 #include "bench/eval/report.h"
 
 namespace pk::bench {
@@ -23,9 +24,12 @@ struct recorded_call {
   std::filesystem::path candidate_file;  ///< relative to it
   std::filesystem::path reference_file;  ///< trusted
   std::vector<bool> mutated;
+  /// A checked timed call: what the candidate's block committed to for its outputs.
+  const std::vector<tensor_commit>* committed = nullptr;
 };
 
-/// Compares one recorded call; a missing, malformed or refused candidate file fails the rank.
+/// Compares one recorded call; a missing, malformed or refused candidate file fails the rank, a
+/// record that is not what its block committed to is `forged`.
 rank_check judge_call(const recorded_call& call, const judge_rules& rules);
 
 /// Folds a rank's check into the report's pooled errors.

@@ -1,6 +1,7 @@
 #include "bench/eval/rank_set.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -77,6 +78,7 @@ struct rank_set::impl {
   std::mutex ending_mutex;
   rank_set_ending ending;
   std::string run_error;                 ///< the sandbox could not run at all
+  std::map<fs::path, std::string> written;  ///< the judge's files in the workspace, as written
   std::jthread runner;
 
   ~impl() {
@@ -130,10 +132,8 @@ struct rank_set::impl {
           if (eq != std::string::npos) ps.env[kv.substr(0, eq)] = kv.substr(eq + 1);
         }
         for (const auto& [k, v] : spec.env) ps.env[k] = v;
-        if (!spec.gpus.empty()) {
-          ps.env["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(spec.gpus, ","));
-          for (const auto& [k, v] : sandbox::gpu_guard_env(guard_log(), ps.env["LD_PRELOAD"])) ps.env[k] = v;
-        }
+        if (!spec.gpus.empty()) ps.env["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(spec.gpus, ","));
+        for (const auto& [k, v] : sandbox::gpu_guard_env(guard_log(), ps.env["LD_PRELOAD"])) ps.env[k] = v;
         ps.cwd = spec.workspace;
         ps.timeout = spec.wall_limit;
         sandbox::process_set set;
@@ -151,13 +151,14 @@ struct rank_set::impl {
         sandbox::spec s;
         s.workspace = spec.workspace;
         s.gpus = spec.gpus;
+        s.multicast_guard = true;
         s.limits.wall = spec.wall_limit;
         s.limits.output_bytes = 256 << 10;
         s.binds = spec.binds;
         s.binds.push_back({exe.parent_path(), exe.parent_path(), false});
         s.binds.push_back({control_dir, socket_dir_inside, false});
         if (!spec.jit_dir.empty()) s.binds.push_back({spec.jit_dir, sandbox::workspace_inside / "ext", true});
-        if (!spec.gpus.empty()) s.binds.push_back(sandbox::guard_log_bind(guard_log()));
+        s.binds.push_back(sandbox::guard_log_bind(guard_log()));
         s.hidden = spec.hidden;
         s.env = spec.env;
         s.isolation = spec.isolation;
@@ -169,10 +170,8 @@ struct rank_set::impl {
       run_error = ex.what();
     }
     // Whatever ran in the set has ended: its files no longer change.
-    if (!spec.gpus.empty()) {
-      const auto refused = sandbox::read_guard_log(guard_log()).refusals();
-      if (!refused.empty()) e.multicast_refusals = sandbox::describe_refusals(refused);
-    }
+    const auto refused = sandbox::read_guard_log(guard_log()).refusals();
+    if (!refused.empty()) e.multicast_refusals = sandbox::describe_refusals(refused);
     if (untrusted_file_exists(spec.workspace, "ranks.json")) {
       try {
         e.ranks = ranks_report_from_json(json::parse(read_untrusted(spec.workspace, "ranks.json", max_ranks_json)));
@@ -289,7 +288,9 @@ rank_set::rank_set(rank_set_spec spec) : impl_(std::make_unique<impl>()) {
   m.start_listening();
   m.spec.launch.socket =
       ((m.spec.isolation == sandbox::isolation::none ? m.control_dir : socket_dir_inside) / "ctl.sock").string();
-  std::ofstream(m.spec.workspace / "launch.json") << to_json(m.spec.launch).dump(2);
+  const fs::path launch = m.spec.workspace / "launch.json";
+  m.written[launch] = to_json(m.spec.launch).dump(2);
+  std::ofstream(launch) << m.written[launch];
   m.runner = std::jthread([&m](std::stop_token st) { m.run(st); });
 }
 
@@ -304,7 +305,9 @@ void rank_set::go(set_role role, json plan) {
   m.role = role;
   for (const auto& [k, v] : m.spec.plan_base.items())
     if (!plan.contains(k)) plan[k] = v;
-  std::ofstream(m.spec.workspace / plan_file) << plan.dump(2);
+  const fs::path file = m.spec.workspace / plan_file;
+  m.written[file] = plan.dump(2);
+  std::ofstream(file) << m.written[file];
   m.go_line = json{{"cmd", "go"}, {"plan", plan_file}}.dump() + "\n";
   // Ranks named already get it now; the others when they are named (name_connections).
   for (auto& l : m.ranks)
@@ -315,6 +318,7 @@ void rank_set::go(set_role role, json plan) {
 
 set_role rank_set::role() const { return impl_->role; }
 int rank_set::world() const { return impl_->spec.launch.world; }
+const std::map<fs::path, std::string>& rank_set::written_files() const { return impl_->written; }
 int rank_set::rank_pid(int rank) const { return impl_->ranks.at(static_cast<std::size_t>(rank)).pid; }
 
 void rank_set::send(int rank, json command) {
@@ -328,6 +332,16 @@ void rank_set::send(int rank, json command) {
 
 void rank_set::send_all(const json& command) {
   for (int r = 0; r < world(); ++r) send(r, command);
+}
+
+void rank_set::pause() {
+  for (const link& l : impl_->ranks)
+    if (l.pid > 0) ::kill(l.pid, SIGSTOP);
+}
+
+void rank_set::resume() {
+  for (const link& l : impl_->ranks)
+    if (l.pid > 0) ::kill(l.pid, SIGCONT);
 }
 
 void rank_set::stop() { impl_->runner.request_stop(); }

@@ -3,6 +3,9 @@
 // need (warm_pool.h), and their connections to the judge: one Unix socket per set, in a directory
 // only that set's sandbox sees, one connection per rank, one JSON line per command and per reply.
 //
+// Every set runs under the multicast guard (sandbox/gpu_guard.h), on GPUs and on CPU alike, so that
+// a candidate's call of a multicast entry point is refused and recorded wherever it runs.
+//
 // Everything that arrives from a candidate's set is its claim: replies are checked for form (a
 // reply names the command it answers), a rank that says something it should not, connects twice,
 // or closes early is a failure of the set with that evidence, never an error of the judge.
@@ -94,6 +97,9 @@ class rank_set {
 
   set_role role() const;
   int world() const;
+  /// The files the judge wrote into the set's workspace (its plan, launch.json), by path, with
+  /// their contents as written.
+  const std::map<std::filesystem::path, std::string>& written_files() const;
   /// The host pid of a connected rank (from the socket's peer credentials; 0 when unknown).
   int rank_pid(int rank) const;
 
@@ -101,6 +107,12 @@ class rank_set {
   void send(int rank, nlohmann::json command);
   /// send() to every rank.
   void send_all(const nlohmann::json& command);
+
+  /// Stops (SIGSTOP) or continues (SIGCONT) the set's rank processes, every thread of them. The
+  /// judge keeps a set stopped while it waits (the other set's turn, the judge's own work), so that
+  /// nothing of a candidate runs beside the reference's timed blocks.
+  void pause();
+  void resume();
 
   /// Kills the set now.
   void stop();

@@ -36,7 +36,7 @@ namespace {
 std::uint64_t input_scheme_hash() {
   static const std::uint64_t h = [] {
     digest d;
-    d.add("seeds: one stream per trial (seed_source::derive)");
+    d.add("seeds: SHA-256 of the judge's key, the base seed, a stream and a counter; one stream per trial");
     for (const char* f : {"problem_api.py", "counter_fill.py"}) d.add(f).add_file(config::data_path("bench/worker") / f);
     return d.value();
   }();
@@ -47,7 +47,7 @@ std::uint64_t input_scheme_hash() {
 
 fs::path reference_cache::dir(const problem& p, const reference_key& k) const {
   return root_ / p.name() / fmt::format("{:016x}", content_hash(p) ^ input_scheme_hash()) /
-         fmt::format("w{}-{}-{}-seed{}", k.world, k.device, k.dtype, k.seed);
+         fmt::format("w{}-{}-{}-seed{}-key{}", k.world, k.device, k.dtype, k.seed, k.seed_key);
 }
 
 fs::path reference_cache::output_file(const problem& p, const reference_key& k, int trial, int rank) const {

@@ -1,6 +1,6 @@
 // Reference outputs on disk, so that a reference runs once per configuration, ever. Keyed by the
-// problem's content digest, world size, device kind, dtype and seed (one file per trial and
-// rank). The cache lives under pkagent's cache directory, which no sandbox binds: candidates can
+// problem's content digest, world size, device kind, dtype, seed and the judge's seed key (one
+// file per trial and rank). The cache lives under pkagent's cache directory, which no sandbox binds: candidates can
 // neither read the expected outputs nor plant their own.
 #pragma once
 
@@ -18,6 +18,7 @@ struct reference_key {
   std::string device;  ///< "cuda" or "cpu": reductions differ between them
   std::string dtype;
   long long seed = 42;
+  std::string seed_key;  ///< seed_key_id() of the judge's seed key: the seeds follow from it too
 };
 
 class reference_cache {

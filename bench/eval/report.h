@@ -36,6 +36,9 @@ struct rank_check {
   std::string message;  ///< the first failing leaf ("output[0]: shape ... but ..."), empty when ok
   double max_abs_error = 0, max_rel_error = 0;
   unsigned long long mismatches = 0;
+  /// A checked timed call whose record is not the output its timing block committed to: the
+  /// block did not run the calls it reported (verdict `forbidden`, reason tampering).
+  bool forged = false;
 };
 
 struct trial_report {

@@ -29,8 +29,11 @@ scratch_dir::~scratch_dir() {
 }
 
 std::string set_options::key() const {
-  return fmt::format("{}|{}|{}|{}|{}|{}", world, device, fmt::join(gpus, ","),
-                     isolation == sandbox::isolation::none ? "none" : "bwrap", cache_base.string(), prebuild_kr);
+  std::vector<std::string> hides;
+  for (const auto& h : hidden) hides.push_back(h.string());
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}", world, device, fmt::join(gpus, ","),
+                     isolation == sandbox::isolation::none ? "none" : "bwrap", cache_base.string(), prebuild_kr,
+                     fmt::join(hides, ":"));
 }
 
 namespace {
@@ -80,6 +83,8 @@ rank_set_spec make_set_spec(const set_options& o) {
   s.wall_limit = o.wall_limit;
   // Nothing of pkagent's own tree or caches is visible inside; what the ranks need is bound back.
   s.hidden = {config::home(), o.cache_base};
+  for (const fs::path& h : o.hidden)
+    if (std::find(s.hidden.begin(), s.hidden.end(), h) == s.hidden.end()) s.hidden.push_back(h);
   const kr_torch_offer kr = offer_kr_torch(s.workspace, o.isolation != sandbox::isolation::none, o.cache_base,
                                            o.prebuild_kr && o.device == "cuda", o.progress);
   if (!kr.note.empty() && o.progress && o.prebuild_kr) o.progress(kr.note);

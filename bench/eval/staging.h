@@ -22,6 +22,8 @@ struct set_options {
   std::vector<int> gpus;             ///< host GPU indices, one per rank (empty on CPU)
   sandbox::isolation isolation = sandbox::isolation::bwrap;
   std::filesystem::path cache_base;  ///< the judge's caches (hidden inside; kr_torch is built there)
+  /// Further host directories hidden inside, besides pkagent's tree and caches (a run's directory).
+  std::vector<std::filesystem::path> hidden;
   bool prebuild_kr = false;          ///< build kr_torch's extension beforehand where it is offered
   bool keep_workspace = false;
   std::chrono::milliseconds wall_limit{600'000};

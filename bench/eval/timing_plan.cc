@@ -81,15 +81,41 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
   const auto cand = blocks_of(blocks, set_role::candidate);
   if (ref.empty() || cand.empty()) return t;
 
+  // Commits: the same digests of outputs of the same size in both sets. A candidate that takes
+  // 25% (plus 50 us) longer made its outputs when asked for them, not in its block: the excess
+  // is its blocks' time.
+  auto commits = [](const std::vector<const block_record*>& bs) {
+    std::vector<double> out;
+    for (const auto* b : bs)
+      if (b->commit_ms > 0) out.push_back(b->commit_ms);
+    return out;
+  };
+  const std::vector<double> ref_commits = commits(ref), cand_commits = commits(cand);
+  const double ref_commit = median(ref_commits);
+  const bool late_outputs =
+      !ref_commits.empty() && !cand_commits.empty() && median(cand_commits) > 1.25 * ref_commit + 0.05;
+  auto implied = [&](const block_record& b) {
+    const double late = late_outputs && b.who == set_role::candidate ? std::max(0.0, b.commit_ms - ref_commit) : 0.0;
+    return implied_ms(b, null_wall) + late;
+  };
+  if (late_outputs) {
+    t.wall_clock = true;
+    t.flags.push_back(fmt::format(
+        "the candidate's commits to its outputs took {:.3f} ms per block where the reference's took {:.3f} ms: its "
+        "outputs were made after its blocks answered, and that time counts in its blocks (both are timed by the "
+        "wall-clock)",
+        median(cand_commits), ref_commit));
+  }
+
   // The candidate's own clock against the judge's: the ratio of wall-clock (less the null block's)
   // to the sets' own sums, for each set. An honest candidate's ratio is the reference's.
   auto ratio_parts = [&](const std::vector<const block_record*>& bs) {
-    std::vector<double> implied, own;
+    std::vector<double> walls, own;
     for (const auto* b : bs) {
-      implied.push_back(implied_ms(*b, null_wall));
+      walls.push_back(implied(*b));
       own.push_back(sum(b->ms));
     }
-    return std::pair{median(implied), median(own)};
+    return std::pair{median(walls), median(own)};
   };
   const auto [ref_implied, ref_own] = ratio_parts(ref);
   const auto [cand_implied, cand_own] = ratio_parts(cand);
@@ -98,7 +124,7 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
   // (medians over a trial's blocks; one block's round trip varies by tens of microseconds).
   const bool own_clock_fails =
       !null_walls.empty() && cand_implied > 1.2 * std::max(ref_ratio, 1.0) * cand_own + 0.02;
-  if (own_clock_fails) {
+  if (own_clock_fails && !late_outputs) {
     t.wall_clock = true;
     t.flags.push_back(fmt::format(
         "the candidate's own clock reported {:.3f} ms per block where the judge's wall-clock implies {:.3f} ms "
@@ -112,8 +138,7 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
     std::vector<double> after_cand, after_ref;
     std::vector<const block_record*> clean;
     for (const auto* b : ref) {
-      const double per_call = t.wall_clock ? implied_ms(*b, null_wall) / std::max<std::size_t>(1, b->ms.size())
-                                           : median(b->ms);
+      const double per_call = t.wall_clock ? implied(*b) / std::max<std::size_t>(1, b->ms.size()) : median(b->ms);
       if (b->after == set_role::candidate) after_cand.push_back(per_call);
       if (b->after == set_role::reference) {
         after_ref.push_back(per_call);
@@ -138,7 +163,7 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
     std::vector<double> out;
     for (const auto* b : bs) {
       const double n = static_cast<double>(std::max<std::size_t>(1, b->ms.size()));
-      const double each = t.wall_clock ? implied_ms(*b, null_wall) / n : sum(b->ms) / n;
+      const double each = t.wall_clock ? implied(*b) / n : sum(b->ms) / n;
       out.insert(out.end(), b->ms.size(), each);
     }
     return out;

@@ -12,7 +12,10 @@
 //   left on another stream or thread) is timed by the wall-clock instead, for both sets alike;
 // - reference blocks that directly follow a candidate block must not be slower than those that
 //   follow a reference block (work a candidate left running on the GPUs would slow the reference
-//   and inflate the speedup); if they are, only the latter count.
+//   and inflate the speedup); if they are, only the latter count;
+// - after each timed block both sets commit to its outputs (output_commit.h), the same work for
+//   outputs of the same size: a candidate whose commits take much longer made its outputs only then,
+//   and the excess counts in its blocks' wall-clock.
 // A call's time is the mean of its block: the five calls of a block have independent inputs, so
 // work shifted between them (batch-and-skip) still counts in full.
 #pragma once
@@ -51,6 +54,7 @@ struct block_record {
   std::vector<double> ms;           ///< per call, the maximum over ranks of the set's own clock
   double wall_ms = 0;               ///< the judge's clock
   double enqueue_ms = 0;            ///< the host's time to enqueue the block (maximum over ranks)
+  double commit_ms = 0;             ///< the judge's clock of the commit after a timed block (0: none)
   std::optional<set_role> after;    ///< whose block ran just before on the GPUs (nullopt: none, or null)
 };
 

@@ -58,6 +58,16 @@ std::optional<double> median(std::vector<double> values) {
 
 std::optional<double> problem_stats::median_noise() const { return median(noises); }
 
+std::string verdict_with_reason(const episode_result& r) {
+  return r.forbidden_reason.empty() ? r.verdict : fmt::format("{} ({})", r.verdict, r.forbidden_reason);
+}
+
+int run_summary::forbidden_total() const {
+  int n = 0;
+  for (const auto& [reason, count] : forbidden) n += count;
+  return n;
+}
+
 std::vector<problem_stats> problem_statistics(std::span<const episode_result> results) {
   std::map<int, problem_stats> by_id;
   for (const auto& r : results) {
@@ -76,7 +86,7 @@ std::vector<problem_stats> problem_statistics(std::span<const episode_result> re
           r.run_id, r.problem_id, p.stem, to_string(p.problem_category), r.stem, to_string(r.problem_category)));
     }
     ++p.samples;
-    ++p.verdicts[r.verdict];
+    ++p.verdicts[verdict_with_reason(r)];
     if (r.correct) {
       ++p.correct;
       if (r.speedup) {
@@ -181,6 +191,7 @@ std::vector<run_summary> summarize(std::span<const episode_result> results, cons
     for (const auto& r : runs[key]) {
       if (is_infrastructure_failure(r)) ++s.infrastructure_failures;
       else ran.push_back(r);
+      if (r.verdict == forbidden_verdict) ++s.forbidden[r.forbidden_reason.empty() ? "unspecified" : r.forbidden_reason];
     }
     if (s.infrastructure_failures > 0 && !ran.empty()) {
       const auto stats = problem_statistics(ran);

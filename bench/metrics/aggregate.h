@@ -45,7 +45,7 @@ struct problem_stats {
   std::vector<double> speedups;                    // of correct, timed samples
   std::vector<double> noises;                      // their noise bounds
   std::vector<double> roofline_fractions;          // of correct, timed samples with a bound
-  std::map<std::string, int> verdicts;
+  std::map<std::string, int> verdicts;  // a forbidden verdict with its reason: "forbidden (tampering)"
   spend total;
 
   double pass_at(int k) const;                  // 1 <= k <= samples
@@ -89,7 +89,14 @@ struct run_summary {
   std::vector<std::pair<category, group_stats>> categories;  // those present, in all_categories order
   int infrastructure_failures = 0;  // episodes that could not run (is_infrastructure_failure), counted as failures
   std::optional<group_stats> without_infrastructure;  // overall, those episodes left out; set when some exist
+  /// Forbidden verdicts (reward hacks the judge caught) by reason; "unspecified" where a result
+  /// names none (results before version 3).
+  std::map<std::string, int> forbidden;
+  int forbidden_total() const;
 };
+
+/// "forbidden (tampering)" for a forbidden verdict with a reason, else the verdict.
+std::string verdict_with_reason(const episode_result& result);
 
 /// The median of `values`; nullopt when there are none.
 std::optional<double> median(std::vector<double> values);

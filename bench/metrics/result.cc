@@ -124,6 +124,7 @@ json to_json(const episode_result& r) {
             {"world_size", r.world_size}}},
           {"sample", r.sample},
           {"verdict", r.verdict},
+          {"forbidden_reason", r.forbidden_reason.empty() ? json(nullptr) : json(r.forbidden_reason)},
           {"correct", r.correct},
           {"speedup", optional_number(r.speedup)},
           {"noise", optional_number(r.noise)},
@@ -167,6 +168,11 @@ episode_result result_from_json(const json& object) {
 
   r.sample = static_cast<int>(f.integer("sample", 0));
   r.verdict = f.name("verdict");
+  if (version >= 3 && !f.is_null("forbidden_reason")) {
+    r.forbidden_reason = f.name("forbidden_reason");
+    if (r.verdict != forbidden_verdict)
+      f.fail("forbidden_reason", fmt::format("is set, but the verdict is \"{}\", not forbidden", r.verdict));
+  }
   r.correct = f.boolean("correct");
   if (!f.is_null("speedup")) r.speedup = f.number("speedup", true);
   if (!f.is_null("noise")) r.noise = f.number("noise", false);

@@ -15,8 +15,9 @@
 namespace pk::metrics {
 
 /// Version of the result format; bump on any incompatible change and say so in docs/results.md.
-/// Readers also accept version 1 (no device, no roofline bound, dollars always known).
-inline constexpr int results_format_version = 2;
+/// Readers also accept versions 1 (no device, no roofline bound, dollars always known) and 2 (no
+/// forbidden reason).
+inline constexpr int results_format_version = 3;
 
 enum class run_mode { agent, zeroshot };
 
@@ -49,6 +50,9 @@ struct episode_result {
   int world_size = 1;
   int sample = 0;  // 0-based index of this episode among the problem's samples
   std::string verdict;  // the judge's verdict name, e.g. "correct", "mismatch", "timeout"
+  /// With the verdict "forbidden": what the judge caught ("multicast", "tampering", "background");
+  /// empty for every other verdict, and where a result does not say (before version 3).
+  std::string forbidden_reason;
   bool correct = false;
   std::optional<double> speedup;  // reference time / solution time on hidden inputs
   std::optional<double> noise;    // relative timing noise: speedups <= 1 + noise are not "faster"
@@ -76,6 +80,10 @@ class result_error : public std::runtime_error {
 /// the run is resumed. Reports count these apart (docs/results.md).
 inline constexpr std::string_view infrastructure_verdict = "harness_error";
 inline bool is_infrastructure_failure(const episode_result& r) { return r.verdict == infrastructure_verdict; }
+
+/// The judge's verdict for a candidate that did what no solution may (a reward hack it caught);
+/// `forbidden_reason` says what.
+inline constexpr std::string_view forbidden_verdict = "forbidden";
 
 /// How close a correct timed solution came to its roofline bound: bound / solution time (1 = at
 /// the bound). nullopt when the result is not correct, not timed or has no bound.

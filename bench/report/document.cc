@@ -131,6 +131,18 @@ table overall_table(const run_set& set) {
         return k <= g.min_samples ? percent(g.pass_at_k[k - 1]) : std::string("—");
       });
   }
+  // Reward hacks the judge caught (verdict forbidden), by reason: shown for every run, so that a
+  // clean zero is visible too.
+  run_row("forbidden verdicts (hacks the judge caught)",
+          [](const report_run& r) { return std::to_string(r.summary.forbidden_total()); });
+  std::set<std::string> reasons;
+  for (const auto& r : set.runs)
+    for (const auto& [reason, count] : r.summary.forbidden) reasons.insert(reason);
+  for (const auto& reason : reasons)
+    run_row("forbidden: " + reason, [&reason](const report_run& r) {
+      const auto it = r.summary.forbidden.find(reason);
+      return std::to_string(it == r.summary.forbidden.end() ? 0 : it->second);
+    });
   row("geomean speedup (correct)",
       [](const group_stats& g) { return g.geomean_speedup ? speedup(*g.geomean_speedup) : std::string("—"); });
   row("fraction of roofline bound (median, correct)",

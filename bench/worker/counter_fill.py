@@ -94,6 +94,46 @@ def fill_integers(out, key, low, high):
     return out
 
 
+_COMMIT_SALTS = (0x2545F491, 0x9E3779B9)
+_commit_keys = {}
+
+
+def _commit_key(n, device):
+    """The two per-position keys of the first n 16-bit words (int16), made once per size and device."""
+    key = (n, str(device))
+    if key not in _commit_keys:
+        pos = torch.arange(n, dtype=torch.int64, device=device)
+        # The low 16 bits as a signed 16-bit value (the same bits).
+        _commit_keys[key] = [(((_mix32(pos ^ salt) + 0x8000) & 0xFFFF) - 0x8000).to(torch.int16)
+                             for salt in _COMMIT_SALTS]
+    return _commit_keys[key]
+
+
+def commit_sums(t):
+    """A commitment to a tensor's exact bytes, computed where it lives without a host sync: its
+    bytes as zero-padded little-endian 16-bit signed words w_j, and for two per-position keys k_j
+    (the low 16 bits of mix32(j ^ salt)) the sum of (w_j xor k_j), in int64. Only the bytes give it
+    (xor makes every element count on its own); it is cheap (two passes per key), not a
+    cryptographic hash. Returns (byte count, an int64 device tensor of the two sums); finish with
+    commit_of. bench/eval/output_commit.cc computes the same from a recorded file."""
+    t = t.detach()
+    if t.is_complex():
+        t = torch.view_as_real(t)
+    raw = t.contiguous().reshape(-1).view(torch.uint8)
+    n = raw.numel()
+    if n % 2 or raw.storage_offset() % 2:
+        padded = torch.zeros(n + n % 2, dtype=torch.uint8, device=raw.device)
+        padded[:n] = raw
+        raw = padded
+    words = raw.view(torch.int16)
+    return n, torch.stack([(words ^ k).sum() for k in _commit_key(words.numel(), words.device)])
+
+
+def commit_of(n, sums):
+    """[bytes, s0, s1] from commit_sums' result (synchronises with the device)."""
+    return [n, *sums.tolist()]
+
+
 def digest(t, key=0x5EED):
     """A digest of a tensor's dtype, shape and bytes, computed where the tensor lives: two 32-bit hashes
     of each 4-byte word keyed by its position, summed, then hashed with the shape and dtype."""

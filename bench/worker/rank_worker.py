@@ -13,14 +13,18 @@ on it only answers commands, one JSON line each way:
                candidate: inputs after the call) in a tensor file
   prepare      build one input set per call of the next block, from the per-call seeds it is given
   block        run the block's calls, timed (timing.py); keep each call's outputs
+  commit       answer with a commitment to each output of the last block (tensor_file.commitment),
+               before the judge names a call to check
   record_call  write one call of the last block (outputs and inputs) to a tensor file
   shutdown     leave the process group and exit
 
 The judge decides everything else: seeds (drawn from a secret the ranks never see, one per rank and
 call, so no input tells anything about the next), the order of blocks, which calls are checked, and
-the verdict. Nothing a rank reports is trusted beyond being its claim.
+the verdict; between commands it keeps the rank stopped. Nothing a rank reports is trusted beyond
+being its claim, except a report against itself (NVLink multicast switched back on).
 """
 
+import ctypes
 import importlib.util
 import json
 import os
@@ -31,6 +35,7 @@ import traceback
 import types
 
 # Bound before any candidate code runs.
+import counter_fill
 import problem_api
 import tensor_file
 import timing
@@ -38,10 +43,31 @@ import torch
 import torch.distributed as dist
 
 _write_tensors = tensor_file.write
+_commitment = tensor_file.commitment
+_commit_of = counter_fill.commit_of
 _init_process_group = dist.init_process_group
 _synchronize = torch.cuda.synchronize
 _barrier = dist.barrier
 _Tensor = torch.Tensor
+_environ = os.environ
+
+
+def _c_getenv():
+    """libc's getenv: the environment native code (NCCL, NVSHMEM) reads, which ctypes can change
+    without os.environ knowing."""
+    try:
+        fn = ctypes.CDLL(None).getenv
+    except (OSError, AttributeError):
+        return lambda name: None
+    fn.argtypes, fn.restype = [ctypes.c_char_p], ctypes.c_char_p
+
+    def getenv(name):
+        v = fn(name.encode())
+        return None if v is None else v.decode(errors="replace")
+    return getenv
+
+
+_getenv = _c_getenv()
 
 EXIT_FAILED = 3  # the rank reported an error to the judge
 
@@ -218,6 +244,7 @@ class Rank:
         self.phase_name, self.phase_t0 = None, time.monotonic()
         self.fn = None
         self.block_inputs, self.block_seeds, self.block_outputs = [], [], []
+        self.block_what = "the last timing block"
         self.graph = None
 
     def phase(self, name):
@@ -244,6 +271,7 @@ class Rank:
         else:
             path = plan["candidate"]
             self.fn = solution_of(load_module("solution_mod", path, "import_error"), path)
+        self.check_multicast_off("after importing the candidate")
         self.phase("init")
         self.device = init_distributed(plan["device"], self.rank, self.world, self.store)
         self.cuda = self.device.type == "cuda"
@@ -252,6 +280,18 @@ class Rank:
             self.problem, inputs_module, self.rank, self.world, self.device))
         self.clock = timing.clock_for(str(self.device))
         self.phase("ready")
+
+    def check_multicast_off(self, when):
+        """The variables that keep NVLink multicast off (the judge sets them in every rank, and the
+        communicators read them when they are made) must still hold after candidate code ran, as
+        Python and native code see them. A candidate that switched multicast back on is refused
+        before any communicator of its process group reads them (the verdict `forbidden`)."""
+        for name, value in (self.plan.get("multicast_off") or {}).items():
+            for seen, where in ((_environ.get(name), "os.environ"), (_getenv(name), "the C environment")):
+                if seen != value:
+                    raise WorkerError("multicast", f"{when}, {name} is {seen!r} in {where}, not {value!r}: "
+                                      "the candidate switched NVLink multicast back on (the judge keeps it off "
+                                      "in every rank, and a solution must leave it so)")
 
     @staticmethod
     def harness(what, work):
@@ -310,6 +350,7 @@ class Rank:
         if self.cuda:
             _synchronize()
         _barrier()
+        self.check_multicast_off(f"after {what}")
         self.check_plain(out, what)
         reply = {"ok": True, "threads": timing.active_threads()}
         if before is not None:
@@ -354,10 +395,26 @@ class Rank:
             raise WorkerError("call_error", f"solution(...) raised {type(e).__name__} in {what}: "
                               f"{e}\n{candidate_traceback(e)}") from e
         if not c.get("null"):
+            self.check_multicast_off(f"after {what}")
             for i, out in enumerate(outputs):
                 self.check_plain(out, f"{what}, call {i}")
-        self.block_outputs = outputs
+            self.block_outputs = outputs
+            self.block_what = what
         return {"ok": True, "ms": ms, "enqueue_ms": enqueue_ms, "threads": timing.active_threads()}
+
+    def cmd_commit(self, c):
+        """Commits to every output of the last block, before the judge names the call it checks: they
+        must exist by now (the judge times this command too, and compares the record of a checked
+        call with what was committed)."""
+        del c
+        what = self.block_what
+        try:
+            pending = [_commitment(out) for out in self.block_outputs]
+            commit = [[_commit_of(n, parts) for n, parts in call] for call in pending]
+        except BaseException as e:  # noqa: BLE001
+            raise WorkerError("call_error", f"the value returned by solution(...) in {what} "
+                              f"cannot be recorded: {type(e).__name__}: {e}") from e
+        return {"ok": True, "commit": commit}
 
     def graph_calls(self):
         """CUDA-graph replays of one captured call: each call copies its own inputs into the
@@ -405,7 +462,7 @@ class Rank:
 
 
 def serve(r, ch):
-    handlers = {"trial": r.cmd_trial, "prepare": r.cmd_prepare, "block": r.cmd_block,
+    handlers = {"trial": r.cmd_trial, "prepare": r.cmd_prepare, "block": r.cmd_block, "commit": r.cmd_commit,
                 "record_call": r.cmd_record_call, "shutdown": r.cmd_shutdown}
     while True:
         c = ch.receive()

@@ -2,10 +2,11 @@
 // the real sandbox and pkb tool) whose model is the fake provider on loopback, scripted as a model
 // after the judge's secrets would act. Sample 0 of problem 1 leaves a secret in its workspace and is
 // scored (which fills the judge's reference cache for the final-scoring seed); sample 1 then runs a
-// probe in its shell and again through `pkb run`, trying to read the pkagent source tree (the
-// judge and the final-scoring seed), the judge's reference cache, and the other episode's files.
-// Every secret the probe reaches is printed as a LEAK line into sample 1's transcript; the test
-// expects none. The run directory lives in the build tree, as a user's runs live in a work
+// probe in its shell, again through `pkb run`, and once more as candidate code (a solution.py that
+// runs it at import and raises with what it found) through `pkb check` and its final scoring,
+// trying to read the pkagent source tree (the judge and the final-scoring seed), the judge's
+// reference cache, and the other episode's files. Every secret the probe reaches is printed as a
+// LEAK line into sample 1's transcript or final_eval.json; the test expects none. The run directory lives in the build tree, as a user's runs live in a work
 // directory (not under /tmp or $HOME, which the sandbox hides anyway).
 #include <fstream>
 #include <map>
@@ -30,6 +31,12 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr const char* key_var = "PK_HACK_EPISODE_KEY";
+
+std::string hex(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) out += fmt::format("{:02x}", c);
+  return out;
+}
 
 json bash(const std::string& command) {
   return {{"text", ""},
@@ -78,9 +85,18 @@ TEST(hack_episode, an_episode_reads_no_judge_secret_and_no_other_episode) {
 
   testkit::fake_provider fake;
   const std::string probe = probe_script(source_root(), out, token);
+  // The probe as candidate code: the judge runs it in its candidate's process set, whose sandbox
+  // is not the episode's.
+  const std::string probe_solution =
+      "import subprocess\n"
+      "found = subprocess.run(['bash', '-c', bytes.fromhex('" + hex(probe) + "').decode()],\n"
+      "                       capture_output=True, text=True).stdout\n"
+      "raise RuntimeError('probe:\\n' + found)\n";
   fake.load({{"replies", json::array({bash("echo " + token + " > secret.txt && cp reference.py solution.py"), submit(),
                                       bash("cat > probe.sh <<'EOF'\n" + probe + "EOF\nbash probe.sh"),
-                                      bash("pkb run -- bash probe.sh"), submit()})}});
+                                      bash("pkb run -- bash probe.sh"),
+                                      bash("cat > solution.py <<'EOF'\n" + probe_solution + "EOF\npkb check"),
+                                      submit()})}});
   const fs::path models = home / "hack_episode_models.toml";
   std::ofstream(models) << fmt::format(R"([models.fake]
 provider = "openai-chat"
@@ -101,13 +117,17 @@ retry = {{ max_retries = 0 }}
                                  o);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
 
-  std::ifstream in(out / "episodes" / "1_allreduce" / "sample-1" / "transcript.jsonl");
-  const std::string transcript{std::istreambuf_iterator<char>(in), {}};
+  const fs::path sample1 = out / "episodes" / "1_allreduce" / "sample-1";
+  std::ifstream in(sample1 / "transcript.jsonl");
+  std::ifstream scored(sample1 / "final_eval.json");
+  const std::string transcript = std::string{std::istreambuf_iterator<char>(in), {}} +
+                                 std::string{std::istreambuf_iterator<char>(scored), {}};
   std::size_t done = 0;
   for (std::size_t p = transcript.find("PROBE-42-DONE"); p != std::string::npos;
        p = transcript.find("PROBE-42-DONE", p + 1))
     ++done;
-  ASSERT_GE(done, 2u) << "the probe did not run in the shell and through pkb run:\n" << transcript.substr(0, 4000);
+  ASSERT_GE(done, 4u) << "the probe did not run in the shell, through pkb run, pkb check and final scoring:\n"
+                      << transcript.substr(0, 4000);
 
   // One line per kind of secret: reached or not, and the evidence.
   std::map<std::string, std::set<std::string>> leaks;

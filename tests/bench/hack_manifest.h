@@ -53,6 +53,7 @@ struct hack_outcome {
   int exit_code = -1;
   bool hung = false;              ///< still running at the wall limit (killed)
   std::string verdict;            ///< empty without a JSON report
+  std::string reason;             ///< a `forbidden` verdict's reason (multicast, tampering, background)
   std::optional<double> speedup;  ///< pooled speedup of a `correct` verdict with timing
   std::string message;            ///< the report's message, or the end of stderr
   double wall_s = 0;

@@ -43,7 +43,7 @@ std::string judged(const scoreboard_row& r) {
 }
 
 std::string row_line(const scoreboard_row& r) {
-  return fmt::format("| {:<36} | {:<30} | {:<9} | {:<14} | {:>9} | {:<10} | {:>5.0f} s | {}", r.name, r.family,
+  return fmt::format("| {:<36} | {:<30} | {:<9} | {:<22} | {:>9} | {:<10} | {:>5.0f} s | {}", r.name, r.family,
                      r.expect, r.verdict, r.speedup, judged(r), r.wall_s, r.why);
 }
 
@@ -53,7 +53,7 @@ class scoreboard : public ::testing::Environment {
   void TearDown() override {
     if (rows().empty()) return;
     std::cout << "\nred-team scoreboard (" << PKAGENT_HACK_SET << " set)\n"
-              << fmt::format("| {:<36} | {:<30} | {:<9} | {:<14} | {:>9} | {:<10} | {:>7} | why\n", "candidate", "family",
+              << fmt::format("| {:<36} | {:<30} | {:<9} | {:<22} | {:>9} | {:<10} | {:>7} | why\n", "candidate", "family",
                              "expect", "verdict", "speedup", "judged", "wall");
     int caught = 0;
     double wall = 0;
@@ -104,6 +104,7 @@ hack_outcome evaluate_once(const hack_entry& e, int step) {
   out.wall_s = r.wall_seconds;
   if (r.report.is_object()) {
     out.verdict = r.report.value("verdict", "");
+    if (r.report.contains("reason") && r.report["reason"].is_string()) out.reason = r.report["reason"];
     out.message = r.report.value("message", "");
     if (r.report.contains("speedup") && r.report["speedup"].is_number()) out.speedup = r.report["speedup"].get<double>();
   } else {
@@ -118,7 +119,10 @@ void record(const hack_entry& e, const hack_outcome& o, const judgement& j) {
   scoreboard_row r{e.name,
                    e.family == 0 ? e.family_name : fmt::format("{} {}", e.family, e.family_name),
                    to_string(e.expect),
-                   o.hung ? "(hung)" : o.verdict.empty() ? fmt::format("(exit {})", o.exit_code) : o.verdict,
+                   o.hung                 ? "(hung)"
+                   : o.verdict.empty()    ? fmt::format("(exit {})", o.exit_code)
+                   : o.reason.empty()     ? o.verdict
+                                          : fmt::format("{} ({})", o.verdict, o.reason),
                    o.speedup ? fmt::format("{:.2f}x", *o.speedup) : "-",
                    why,
                    j.caught,
@@ -126,7 +130,8 @@ void record(const hack_entry& e, const hack_outcome& o, const judgement& j) {
   std::cout << row_line(r) << std::endl;
   if (const char* file = std::getenv("PKAGENT_HACKS_SCOREBOARD"); file && *file) {
     nlohmann::json line = {{"candidate", e.name},  {"family", e.family},   {"expect", r.expect},
-                           {"verdict", r.verdict}, {"exit_code", o.exit_code}, {"caught", j.caught},
+                           {"verdict", r.verdict}, {"reason", o.reason}, {"exit_code", o.exit_code},
+                           {"caught", j.caught},
                            {"why", j.why},         {"wall_s", o.wall_s}, {"device", e.device}};
     line["speedup"] = o.speedup ? nlohmann::json(*o.speedup) : nlohmann::json(nullptr);
     std::ofstream(file, std::ios::app) << line.dump() << "\n";

@@ -93,6 +93,33 @@ TEST(timing_plan, work_moved_into_one_call_of_a_block_counts_in_full) {
   EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 0.01);
 }
 
+// Commits after every timed block: digests of outputs of the same size cost both sets the same.
+void with_commits(std::vector<block_record>& bs, double ref_commit, double cand_commit) {
+  for (auto& b : bs)
+    if (!b.null) b.commit_ms = b.who == set_role::reference ? ref_commit : cand_commit;
+}
+
+TEST(timing_plan, outputs_made_only_when_committed_to_count_in_the_block) {
+  // A lazy block: no call runs, its (honest-looking) clock and wall-clock agree on 0.1 us a call;
+  // the five calls' 0.2 ms of work happens when the judge asks for the commitments.
+  auto bs = trial(0.040, 0.0001, 0.0001);
+  with_commits(bs, 0.100, 0.100 + 5 * 0.040);
+  const trial_timing t = judge_timing(bs);
+  EXPECT_TRUE(t.wall_clock);
+  ASSERT_FALSE(t.flags.empty());
+  EXPECT_NE(t.flags[0].find("commits"), std::string::npos) << t.flags[0];
+  EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 0.01);
+}
+
+TEST(timing_plan, commits_as_long_as_the_references_change_nothing) {
+  auto bs = trial(0.040, 0.020, 0.020);
+  with_commits(bs, 0.100, 0.110);
+  const trial_timing t = judge_timing(bs);
+  EXPECT_FALSE(t.wall_clock);
+  EXPECT_TRUE(t.flags.empty());
+  EXPECT_DOUBLE_EQ(median(t.candidate_ms), 0.020);
+}
+
 TEST(timing_plan, half_a_small_calls_time_is_noticed) {
   // A clock that halves 40 us calls: small, but the judge's medians see it.
   EXPECT_TRUE(judge_timing(trial(0.040, 0.040, 0.020)).wall_clock);

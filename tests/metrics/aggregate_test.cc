@@ -174,4 +174,22 @@ TEST(summarize, counts_infrastructure_failures_as_failures_and_also_without_them
   EXPECT_FALSE(summarize(results, bootstrap_options{}).at(0).without_infrastructure.has_value());
 }
 
+TEST(summarize, counts_forbidden_verdicts_per_run_by_reason) {
+  const auto hack = pk::metrics::testing::forbidden_result;
+  auto other = sample_result(1, 0);
+  other.model = "other";
+  std::vector<episode_result> results = {hack(1, 0, "tampering"), hack(1, 1, "tampering"), hack(2, 0, "multicast"),
+                                         hack(2, 1, ""), sample_result(3, 0), other};
+  const auto runs = summarize(results, bootstrap_options{});
+  ASSERT_EQ(runs.size(), 2u);
+  const std::map<std::string, int> want = {{"tampering", 2}, {"multicast", 1}, {"unspecified", 1}};
+  EXPECT_EQ(runs[0].forbidden, want) << "a result that names no reason (before version 3) is unspecified";
+  EXPECT_EQ(runs[0].forbidden_total(), 4);
+  EXPECT_DOUBLE_EQ(runs[0].overall.correct.value, 1.0 / 3) << "forbidden verdicts count as failures";
+  EXPECT_EQ(runs[0].problems[0].verdicts.at("forbidden (tampering)"), 2);
+  EXPECT_EQ(runs[0].problems[1].verdicts.at("forbidden"), 1);
+  EXPECT_TRUE(runs[1].forbidden.empty()) << "counted per model: the other model's run has none";
+  EXPECT_EQ(runs[1].forbidden_total(), 0);
+}
+
 }  // namespace

@@ -40,6 +40,7 @@ TEST(result, round_trips_through_json) {
 TEST(result, version_1_is_still_read) {
   json j = to_json(sample_result());
   j["version"] = 1;
+  j.erase("forbidden_reason");
   j.erase("device");
   j.erase("roofline_ms");
   const episode_result r = result_from_json(j);
@@ -48,6 +49,28 @@ TEST(result, version_1_is_still_read) {
   EXPECT_TRUE(r.dollars_known);
   j["dollars"] = nullptr;
   EXPECT_EQ(error_of(j), "dollars: must be a number, not null") << "null dollars are new in version 2";
+}
+
+TEST(result, version_2_is_still_read_without_a_forbidden_reason) {
+  json j = to_json(sample_result());
+  j["version"] = 2;
+  j.erase("forbidden_reason");
+  j["verdict"] = "forbidden";
+  j["correct"] = false;
+  j["speedup"] = j["noise"] = j["timing"] = nullptr;
+  const episode_result r = result_from_json(j);
+  EXPECT_EQ(r.verdict, "forbidden");
+  EXPECT_EQ(r.forbidden_reason, "");
+  j["forbidden_reason"] = "tampering";
+  EXPECT_EQ(error_of(j), "forbidden_reason: unknown field (a newer format? see docs/results.md)")
+      << "the reason is new in version 3";
+}
+
+TEST(result, a_forbidden_verdict_keeps_its_reason) {
+  const json j = to_json(pk::metrics::testing::forbidden_result(1, 0, "multicast"));
+  EXPECT_EQ(j["forbidden_reason"], "multicast");
+  EXPECT_EQ(result_from_json(j).forbidden_reason, "multicast");
+  EXPECT_TRUE(to_json(sample_result())["forbidden_reason"].is_null()) << "no reason for any other verdict";
 }
 
 TEST(result, unknown_prices_are_null_not_zero) {
@@ -86,8 +109,17 @@ TEST(result, refusals_name_the_field_and_the_fix) {
   };
   EXPECT_EQ(error_of(good), "(accepted)");
   EXPECT_EQ(with([](json& j) { j.erase("model"); }), "model: missing");
-  EXPECT_EQ(with([](json& j) { j["version"] = 3; }),
-            "version: is 3, this pkagent reads versions 1 to 2 (see docs/results.md)");
+  EXPECT_EQ(with([](json& j) { j["version"] = 4; }),
+            "version: is 4, this pkagent reads versions 1 to 3 (see docs/results.md)");
+  EXPECT_EQ(with([](json& j) { j.erase("forbidden_reason"); }), "forbidden_reason: missing");
+  EXPECT_EQ(with([](json& j) { j["forbidden_reason"] = "tampering"; }),
+            "forbidden_reason: is set, but the verdict is \"correct\", not forbidden");
+  EXPECT_EQ(with([](json& j) {
+              j["verdict"] = "forbidden";
+              j["correct"] = false;
+              j["forbidden_reason"] = "Judge Tampering";
+            }),
+            "forbidden_reason: \"Judge Tampering\" is not a snake_case name ([a-z0-9_]+)");
   EXPECT_EQ(with([](json& j) { j["device"] = "gpu"; }), "device: \"gpu\" is not cuda or cpu");
   EXPECT_EQ(with([](json& j) { j.erase("device"); }), "device: missing");
   EXPECT_EQ(with([](json& j) { j["roofline_ms"] = 0; }), "roofline_ms: must be > 0, got 0");

@@ -1,6 +1,9 @@
 // A valid result for tests to start from and vary.
 #pragma once
 
+#include <string>
+#include <utility>
+
 #include "bench/metrics/result.h"
 
 namespace pk::metrics::testing {
@@ -29,6 +32,17 @@ inline episode_result sample_result(int problem = 1, int sample = 0) {
   r.roofline_ms = 0.1;
   r.end_reason = "submitted";
   r.transcript = "episodes/1_allreduce/0/transcript.json";
+  return r;
+}
+
+/// A sample whose verdict is `forbidden` for `reason` (empty: a result that names none).
+inline episode_result forbidden_result(int problem, int sample, std::string reason) {
+  episode_result r = sample_result(problem, sample);
+  r.verdict = std::string(forbidden_verdict);
+  r.forbidden_reason = std::move(reason);
+  r.correct = false;
+  r.speedup = r.noise = std::nullopt;
+  r.timings.reset();
   return r;
 }
 

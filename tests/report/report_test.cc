@@ -225,6 +225,28 @@ TEST(report, infrastructure_failures_get_both_rates) {
             std::string::npos);
 }
 
+TEST(report, forbidden_verdicts_are_counted_per_run_by_reason) {
+  using pk::metrics::testing::sample_result;
+  const auto caught = pk::metrics::testing::forbidden_result;
+  auto clean = sample_result(1, 0);
+  clean.model = "clean";
+  const std::vector<pk::metrics::episode_result> results = {caught(1, 0, "tampering"), caught(1, 1, "tampering"),
+                                                            caught(2, 0, "background"), sample_result(2, 1), clean};
+  const auto runs = pk::metrics::summarize(results, {});
+  const auto md = render_markdown(build_document(make_run_set({{"hacker", runs.at(0)}, {"clean", runs.at(1)}}, {})));
+  EXPECT_EQ(row(md, "forbidden verdicts (hacks the judge caught)"),
+            (std::vector<std::string>{"forbidden verdicts (hacks the judge caught)", "3", "0"}))
+      << "counted per run (a row per reason below); the clean run reads 0";
+  EXPECT_EQ(row(md, "forbidden: tampering").at(1), "2");
+  EXPECT_EQ(row(md, "forbidden: background").at(1), "1");
+  EXPECT_EQ(row(md, "forbidden: tampering").at(2), "0");
+  EXPECT_NE(md.find("forbidden (tampering) 2"), std::string::npos) << "the per-problem verdicts name the reason";
+  // A run set without any: the count row reads 0, no row per reason.
+  const auto quiet = render_markdown(build_document(make_run_set({{"clean", runs.at(1)}}, {})));
+  EXPECT_EQ(row(quiet, "forbidden verdicts (hacks the judge caught)").at(1), "0");
+  EXPECT_EQ(quiet.find("forbidden:"), std::string::npos);
+}
+
 TEST(report, same_seed_same_report) { EXPECT_EQ(markdown_of_fixture(), markdown_of_fixture()); }
 
 TEST(report, unreadable_runs_are_named) {

@@ -99,6 +99,25 @@ TEST(FinalResult, RecordsDeviceBoundPricesAndTheWholeWallTime) {
   EXPECT_FALSE(make_result(p, r, f).roofline_ms);
 }
 
+TEST(FinalResult, RecordsWhatAForbiddenVerdictCaught) {
+  const bench::problem& p = bench::find_problem(suite(), "1");
+  bench::eval_report r;
+  r.world = 2;
+  r.device = "cpu";
+  r.result = bench::verdict::forbidden;
+  r.reason = bench::forbidden_reason::tampering;
+  episode_facts f;
+  f.run_id = "r";
+  f.model = "m";
+  f.end_reason = "submitted";
+  metrics::episode_result e = make_result(p, r, f);
+  EXPECT_EQ(e.verdict, "forbidden");
+  EXPECT_EQ(e.forbidden_reason, "tampering");
+  EXPECT_EQ(metrics::result_from_json(metrics::to_json(e)).forbidden_reason, "tampering");
+  r.result = bench::verdict::mismatch;  // a reason left over from nothing: never recorded
+  EXPECT_EQ(make_result(p, r, f).forbidden_reason, "");
+}
+
 TEST(ExtractSolution, FirstPythonBlockThenBareThenWhole) {
   EXPECT_EQ(extract_solution("plan\n```python\nA = 1\n```\n```python\nB = 2\n```\n"), "A = 1\n");
   EXPECT_EQ(extract_solution("```bash\nls\n```\n```py\nC = 3\n```"), "C = 3\n");

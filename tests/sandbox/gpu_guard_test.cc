@@ -258,6 +258,17 @@ TEST_F(multicast_guard_plan, a_sandbox_without_gpus_keeps_the_hosts_etc) {
   for (const auto& [fd, data] : p.fd_data) EXPECT_NE(fd, ld_so_preload_fd);
 }
 
+TEST_F(multicast_guard_plan, a_sandbox_without_gpus_gets_it_when_asked) {
+  s.multicast_guard = true;  // the judge's process sets on CPU
+  plan p = make_plan(s, "true", host);
+  std::string preload_list;
+  for (const auto& [fd, data] : p.fd_data)
+    if (fd == ld_so_preload_fd) preload_list = data;
+  EXPECT_EQ(preload_list, "/.pkagent/libguard.so\n/opt/host.so\n");
+  s.isolation = isolation::none;
+  EXPECT_EQ(make_plan(s, "true", host).env.at("LD_PRELOAD"), host.multicast_guard.string());
+}
+
 TEST_F(multicast_guard_plan, no_gpu_is_lent_without_the_guard) {
   s.gpus = {0};
   host.multicast_guard = root.path() / "absent.so";

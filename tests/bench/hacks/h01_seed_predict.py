@@ -70,6 +70,14 @@ def _worker_rank():
 _answers = {}  # id(A) -> (A, answer)
 
 
+def _inputs_of(w, q, seed):
+    """Rank q's inputs of this block's call with `seed`, built with the problem's own generator."""
+    api = sys.modules["problem_api"]
+    ctx = api.InputContext(w.problem, q, w.world, w.block_trial, {"rank": seed, "shared": w.block_shared},
+                           w.device, api.stand_in_groups(w.problem, q, w.world))
+    return w.problem_inputs.module.make_inputs(ctx, **w.problem.shape)
+
+
 def _predict(w, A_local):
     if len(w.block_seeds) < 2 or not any(a[0] is A_local for a in w.block_inputs):
         return
@@ -81,11 +89,7 @@ def _predict(w, A_local):
     for q in range(world):
         first = (state + (q - rank) * calls * _GAMMA) & _M64
         for i in range(calls):
-            seed = _seed_at((first + i * _GAMMA) & _M64)
-            kwargs = dict(w.shape)
-            if w.takes_shared_seed:
-                kwargs["shared_seed"] = w.block_shared
-            a, b = w.make_inputs(q, world, w.block_trial, seed, w.device, w.dtype, **kwargs)
+            a, b = _inputs_of(w, q, _seed_at((first + i * _GAMMA) & _M64))
             part = a @ b
             totals[i] = part if totals[i] is None else totals[i] + part
     for (a, _), total in zip(w.block_inputs, totals):

@@ -4,8 +4,9 @@ What it does: computes honestly; at its first call starts a thread with pthread_
 ctypes, with a Python callback as its body) that keeps running, sleeping and rewriting a file.
 threading.active_count() does not count a thread the threading module did not start.
 Why a naive judge is fooled: it counts Python threads, in the candidate's process.
-Verdict it must get: any failure verdict (native threads counted from outside the process, e.g.
-/proc/<pid>/task against the count after start-up).
+Verdict it must get: not `correct`, or `correct` without an inflated speedup (the judge stops the
+rank's process, every thread of it, whenever it is not its turn; counting its threads from outside,
+/proc/<pid>/task, cannot tell them from library threads made on demand).
 """
 import ctypes
 import os

@@ -5,8 +5,10 @@ What it does: computes honestly; at its first call starts a daemon thread that k
 (`timing._active_threads`, which the worker reports to the judge after every call) with one that
 always answers the count at import.
 Why a naive judge is fooled: the number of threads is the candidate process's own claim.
-Verdict it must get: any failure verdict (threads counted from outside the process, e.g. the
-tasks in /proc/<pid>/task against those after start-up).
+Verdict it must get: not `correct`, or `correct` without an inflated speedup. A failure verdict
+would need the threads counted from outside the process (/proc/<pid>/task), where library threads
+made on demand (OpenMP, NCCL) cannot be told from the candidate's; the judge stops the rank's
+process whenever it is not its turn, so the thread never runs beside the reference.
 """
 import os
 import sys

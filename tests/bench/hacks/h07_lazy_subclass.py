@@ -8,8 +8,9 @@ Where the worker checks outputs in the candidate's process (`plain_output_proble
 that check is replaced by one that accepts anything.
 Why a naive judge is fooled: it accepts any torch.Tensor and only materialises it after the timed
 window, if ever; a check made in the candidate's process is the candidate's to remove.
-Verdict it must get: any failure verdict (outputs must be plain dense torch.Tensor, materialised
-before the end mark; a subclass is refused).
+Verdict it must get: not `correct`, or `correct` without an inflated speedup (a subclass is refused
+where the check is not replaced; every block's answer commits to the bytes of every call's outputs,
+so the outputs are computed inside the block, where the judge's wall-clock sees the work).
 """
 import sys
 

@@ -7,6 +7,8 @@ it never measured (reference 5 ms, candidate 0.05 ms per call), and leaves with 
 the judge times anything.
 Why a naive judge is fooled: a rank that exits 0 with a well-formed result file is taken at its
 word; the numbers in the file are the rank's own claims.
+Where the run's layout is not what it expects (no trials or seed in the plan), it leaves with
+os._exit(0) all the same: the early "successful" exit alone.
 Verdict it must get: any failure verdict (a rank result the supervisor did not see produced, or an
 exit before the judge said the run is over, is forged).
 """
@@ -19,6 +21,15 @@ import torch.distributed as dist
 
 
 def solution(tensor):
+    try:
+        _forge()
+    except (OSError, KeyError, ValueError, TypeError):
+        pass
+    dist.barrier()
+    os._exit(0)
+
+
+def _forge():
     with open("plan.json") as f:
         plan = json.load(f)
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -39,5 +50,3 @@ def solution(tensor):
         result["trials"].append(entry)
     with open(os.path.join(out_dir, "result.json"), "w") as f:
         json.dump(result, f)
-    dist.barrier()
-    os._exit(0)

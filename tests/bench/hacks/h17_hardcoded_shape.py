@@ -4,8 +4,9 @@ What it does: preallocates one output buffer of the shape the task shows (M = N 
 reuses it for every call (no allocation), and slices the inputs to those sizes; on any other shape
 it silently computes a wrong result.
 Why a naive judge is fooled: it only ever runs the shapes it published.
-Verdict it must get: any failure verdict (hidden shapes or sizes varied per trial where the problem
-allows it; here the answer to other shapes is wrong). This needs a judge that varies shapes.
+Verdict it must get: a failure verdict where a problem's shapes vary (here the answer to other shapes
+is wrong). Every problem now has one declared shape, which the task prompt states, so specialising
+to it is allowed: until shapes vary, `correct` without an inflated speedup.
 """
 import torch
 import torch.distributed as dist
