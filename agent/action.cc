@@ -12,7 +12,8 @@ template_vars problem_vars(action_format f, std::size_t count) {
           {"several", count > 1 ? "1" : ""},
           {"count", std::to_string(count)},
           {"unknown_tool", ""},
-          {"bad_arguments", ""}};
+          {"bad_arguments", ""},
+          {"cut", ""}};
 }
 
 std::string trim(const std::string& s) {
@@ -25,7 +26,7 @@ std::string trim(const std::string& s) {
 
 // A fence opens at the start of a line (after optional indentation) and closes at the next line
 // that is only ``` .
-std::vector<std::string> fenced_bash_blocks(const std::string& text) {
+std::vector<std::string> fenced_bash_blocks(const std::string& text, bool* last_open) {
   std::vector<std::string> blocks;
   std::size_t pos = 0;
   bool in_block = false, wanted = false;
@@ -50,6 +51,7 @@ std::vector<std::string> fenced_bash_blocks(const std::string& text) {
     pos = eol + 1;
   }
   if (in_block && wanted) blocks.push_back(body);  // an unclosed last block still counts
+  if (last_open) *last_open = in_block && wanted;
   return blocks;
 }
 
@@ -84,11 +86,14 @@ action parse_tools(const llm::response& reply) {
 
 action parse_text(const llm::response& reply) {
   action a;
-  std::vector<std::string> blocks = fenced_bash_blocks(reply.text);
+  bool open = false;
+  std::vector<std::string> blocks = fenced_bash_blocks(reply.text, &open);
   a.problem = problem_vars(action_format::text, blocks.size());
   // Tool calls in text mode are answered too, so the conversation stays valid for the provider.
   for (const auto& c : reply.tool_calls) a.call_ids.push_back(c.id);
   if (blocks.size() != 1) return a;
+  // A block the output limit cut off is a command cut short: running it could do half of it.
+  if (open && reply.finish == llm::finish_reason::length) return a;
   std::string cmd = trim(blocks.front());
   if (cmd == "submit") {
     a.kind = action::submit;
@@ -114,7 +119,9 @@ std::string to_string(enum action::kind k) {
 }
 
 action parse_action(const llm::response& reply, action_format format) {
-  return format == action_format::tools ? parse_tools(reply) : parse_text(reply);
+  action a = format == action_format::tools ? parse_tools(reply) : parse_text(reply);
+  if (a.kind == action::invalid && reply.finish == llm::finish_reason::length) a.problem["cut"] = "1";
+  return a;
 }
 
 std::string render_format_error(const action& a, const prompt_set& prompts) {

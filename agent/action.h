@@ -21,11 +21,14 @@ struct action {
 std::string to_string(enum action::kind k);
 
 /// Parses `reply` in `format`: tools wants exactly one call of `bash` {command} or `submit`;
-/// text wants exactly one fenced ```bash (or ```sh) block, whose content `submit` submits.
+/// text wants exactly one fenced ```bash (or ```sh) block, whose content `submit` submits. A reply
+/// cut at the output limit (finish `length`) whose action is incomplete (a block left open, a
+/// call whose arguments do not parse) runs nothing; its problem says it was cut (`cut`).
 action parse_action(const llm::response& reply, action_format format);
 
-/// The bodies of the ```bash / ```sh fenced blocks of `text`, in order.
-std::vector<std::string> fenced_bash_blocks(const std::string& text);
+/// The bodies of the ```bash / ```sh fenced blocks of `text`, in order; an unclosed last block
+/// counts, and `last_open` (when given) says whether there is one.
+std::vector<std::string> fenced_bash_blocks(const std::string& text, bool* last_open = nullptr);
 
 /// The format-error observation for an invalid action (prompts/format_error.md).
 std::string render_format_error(const action& a, const prompt_set& prompts);

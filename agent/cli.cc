@@ -57,8 +57,9 @@ struct agent_args {
       std::string what = a["kind"] == "bash" ? std::string(a.value("command", "")) : a["kind"].get<std::string>();
       auto nl = what.find('\n');
       if (nl != std::string::npos) what = what.substr(0, nl) + " ...";
-      fmt::print(stderr, "step {:>3}{} {}\n", e["step"].get<int>(), e.value("replayed", false) ? " (replayed)" : "",
-                 what.size() > 100 ? what.substr(0, 97) + "..." : what);
+      fmt::print(stderr, "step {:>3}{} {}{}\n", e["step"].get<int>(), e.value("replayed", false) ? " (replayed)" : "",
+                 what.size() > 100 ? what.substr(0, 97) + "..." : what,
+                 e["response"].value("finish", "") == "length" ? " (reply cut at the output token limit)" : "");
     } else if (type == "observation" && e.contains("exit_code")) {
       fmt::print(stderr, "         -> exit {}{} ({:.2f} s)\n", e["exit_code"].get<int>(),
                  e.value("timed_out", false) ? ", timed out" : "", e.value("wall_seconds", 0.0));
@@ -155,9 +156,9 @@ void add_episode(CLI::App& app, int& exit_code) {
   });
 }
 
-void add_replay(CLI::App& app, int& exit_code) {
+void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
   struct args : agent_args {
-    std::string transcript, format = "md", model, out, workspace;
+    std::string transcript, format = "md", model, out, workspace, device;
     bool no_exec = false;
     int from_step = -1;
   };
@@ -165,8 +166,10 @@ void add_replay(CLI::App& app, int& exit_code) {
   CLI::App* c = app.add_subcommand("replay", "Replay a transcript: re-execute its actions and compare, "
                                              "render it, or fork it with another model");
   c->footer("Default: the recorded replies are played (no network), every action re-runs in a fresh "
-            "sandbox, and each step is reported as identical, differing only in timing figures, or "
-            "differing; exit 1 when any step differs.\n"
+            "sandbox, and each step is reported as identical, differing only in measured figures (times, "
+            "speedups, percentages, GPU ids), or differing; exit 1 when any step differs.\n"
+            "An episode of `pkagent run` gets its pkb tool back, for the same problem, with GPU leases (or "
+            "--device cpu).\n"
             "--no-exec renders instead (exit 1 when lines could not be read; the rest is shown).\n"
             "--from-step K --model NAME --out DIR keeps steps 1..K and continues live with NAME.");
   c->add_option("transcript", a->transcript, "transcript.jsonl (or its episode directory)")->required()
@@ -178,8 +181,11 @@ void add_replay(CLI::App& app, int& exit_code) {
   add_model_option(*c, a->model, "The model that continues a fork");
   c->add_option("--out", a->out, "Directory for the new run (fork: required; replay: default a temporary one)");
   c->add_option("--workspace", a->workspace, "The task's workspace, if it moved since recording");
+  c->add_option("--device", a->device, "An episode of `pkagent run`: where its pkb commands run, cuda (GPU "
+                                       "leases) or cpu (gloo); default: where the run ran")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
   a->add(c);
-  c->callback([a, &exit_code] {
+  c->callback([a, &exit_code, attach] {
     fs::path file = a->transcript;
     if (fs::is_directory(file)) {
       auto t = latest_transcript(file);
@@ -200,26 +206,42 @@ void add_replay(CLI::App& app, int& exit_code) {
     if (!a->workspace.empty()) task.workspace = fs::absolute(a->workspace);
     episode_options o = a->options(agent_config_from_json(t.header["config"]));
     add_evaluator(o, task);
-    if (a->from_step >= 0) {
-      if (a->model.empty() || a->out.empty())
-        throw CLI::ValidationError("replay", "--from-step needs --model NAME and --out DIR");
+    const bool fork = a->from_step >= 0;
+    if (fork && (a->model.empty() || a->out.empty()))
+      throw CLI::ValidationError("replay", "--from-step needs --model NAME and --out DIR");
+    fs::path out = a->out;
+    // The default directory of a replay is temporary: removed however the replay ends.
+    struct removed_at_exit {
+      std::string dir;
+      ~removed_at_exit() {
+        std::error_code ec;
+        if (!dir.empty()) fs::remove_all(dir, ec);
+      }
+    } tmp;
+    if (out.empty()) {
+      tmp.dir = (fs::temp_directory_path() / "pkagent-replay-XXXXXX").string();
+      if (!mkdtemp(tmp.dir.data())) throw std::runtime_error("cannot create a temporary directory");
+      out = fs::path(tmp.dir) / "run";
+    }
+    // The commands re-execute against what they used when recorded (a run episode's pkb tool).
+    std::unique_ptr<attached_tools> tools;
+    if (attach) tools = attach({t, out, or_default(a->prompts_dir, "prompts"), a->device}, o);
+    if (!tools && !a->device.empty())
+      throw std::invalid_argument(fmt::format("--device applies to episodes of `pkagent run`, whose commands used "
+                                              "the pkb tool; {} used none", file.string()));
+    if (tools && !a->quiet) fmt::print(stderr, "{}\n", tools->description());
+    if (fork) {
       chosen_model m = a->choose(a->model);
       o.model = m.config;
-      exit_code = exit_code_for(replay_episode(t, a->from_step, task, o, m.client.get(), a->out));
+      exit_code = exit_code_for(replay_episode(t, a->from_step, task, o, m.client.get(), out));
       return;
-    }
-    fs::path out = a->out;
-    std::string tmp;
-    if (out.empty()) {
-      tmp = (fs::temp_directory_path() / "pkagent-replay-XXXXXX").string();
-      if (!mkdtemp(tmp.data())) throw std::runtime_error("cannot create a temporary directory");
-      out = fs::path(tmp) / "run";
     }
     llm::model_config recorded;
     recorded.name = t.header["model"].value("name", "?") + " (replayed)";
     recorded.model = "replay";
     o.model = recorded;
     episode_result r = replay_episode(t, t.complete_steps(), task, o, nullptr, out);
+    tools.reset();  // its server and leases end with the replay
     transcript_file now = read_transcript(r.transcript);
     int differing = 0;
     for (const step_match& m : compare_observations(t, now)) {
@@ -230,8 +252,7 @@ void add_replay(CLI::App& app, int& exit_code) {
                t.finished() ? t.outcome.value("reason", "?") : "unfinished",
                t.finished() ? t.outcome.value("score", json()).dump() : "null",
                now.outcome.value("reason", "?"), now.outcome.value("score", json()).dump());
-    if (!tmp.empty()) fs::remove_all(tmp);
-    else fmt::print("new transcript: {}\n", r.transcript.string());
+    if (tmp.dir.empty()) fmt::print("new transcript: {}\n", r.transcript.string());
     exit_code = differing == 0 ? 0 : 1;
   });
 }
@@ -288,10 +309,10 @@ CLI::Option* add_max_output_tokens_option(CLI::App& c, std::optional<std::int64_
       ->check(CLI::PositiveNumber);
 }
 
-void add_agent_commands(CLI::App& app, int& exit_code) {
+void add_agent_commands(CLI::App& app, int& exit_code, tool_attacher attach) {
   add_models(app, exit_code);
   add_episode(app, exit_code);
-  add_replay(app, exit_code);
+  add_replay(app, exit_code, attach);
 }
 
 }  // namespace pk::agent

@@ -8,8 +8,13 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+#include <memory>
+
 #include <CLI/CLI.hpp>
 
+#include "agent/episode.h"
+#include "agent/transcript.h"
 #include "sandbox/spec.h"
 
 namespace pk::agent {
@@ -34,7 +39,30 @@ CLI::Option* add_model_option(CLI::App& c, std::string& model, const std::string
 /// Adds --max-output-tokens: output tokens per model reply (unset: the model's own limit).
 CLI::Option* add_max_output_tokens_option(CLI::App& c, std::optional<std::int64_t>& tokens);
 
-/// Adds the `models`, `episode` and `replay` subcommands to `app`; they set `exit_code` when they run.
-void add_agent_commands(CLI::App& app, int& exit_code);
+/// A replay or fork about to re-execute a recorded episode's commands.
+struct replay_request {
+  const transcript_file& recorded;
+  std::filesystem::path out_dir;      ///< the new episode's directory
+  std::filesystem::path prompts_dir;  ///< the prompt templates in use
+  std::string device;                 ///< --device: cuda, cpu, or empty for where it was recorded
+};
+
+/// What a replay attached for the recorded commands (a tool server, its leases), held until the
+/// replay ends.
+class attached_tools {
+ public:
+  virtual ~attached_tools() = default;
+  /// A line saying what was attached, for the user.
+  virtual std::string description() const = 0;
+};
+
+/// Attaches the tools the recorded episode's commands used (a `pkagent run` episode's pkb) to
+/// `opt`'s sandbox; returns null when it used none. Throws std::invalid_argument saying why the
+/// commands cannot re-execute here.
+using tool_attacher = std::function<std::unique_ptr<attached_tools>(const replay_request&, episode_options& opt)>;
+
+/// Adds the `models`, `episode` and `replay` subcommands to `app`; they set `exit_code` when they
+/// run. `attach` gives replays and forks the tools their episodes used.
+void add_agent_commands(CLI::App& app, int& exit_code, tool_attacher attach);
 
 }  // namespace pk::agent

@@ -45,6 +45,7 @@ struct episode_options {
   /// Recorded replies played before going live (resume and fork); their actions re-execute.
   std::vector<llm::response> replay;
   nlohmann::json parent;          ///< fork: {"transcript", "step"}; resume: {"resumed_from", ...}
+  nlohmann::json tools;           ///< the header's `tools`: what `sandbox` binds besides the shell
   usage_so_far used_before;       ///< resume: wall time already spent by earlier attempts
   /// Called with every event after it is written (progress display); may be empty.
   std::function<void(const nlohmann::json&)> on_event;

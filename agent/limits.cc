@@ -8,7 +8,7 @@
 namespace pk::agent {
 namespace {
 
-constexpr std::array<std::pair<end_reason, std::string_view>, 12> names{{
+constexpr std::array<std::pair<end_reason, std::string_view>, 13> names{{
     {end_reason::submitted, "submitted"},
     {end_reason::step_limit, "step_limit"},
     {end_reason::format_error_limit, "format_error_limit"},
@@ -21,6 +21,7 @@ constexpr std::array<std::pair<end_reason, std::string_view>, 12> names{{
     {end_reason::context_overflow, "context_overflow"},
     {end_reason::sandbox_error, "sandbox_error"},
     {end_reason::replay_end, "replay_end"},
+    {end_reason::no_code_block, "no_code_block"},
 }};
 
 // One row per limit: its name, reason, limit value, used value and how to print them.
@@ -100,9 +101,11 @@ std::vector<limit_warning> new_warnings(const episode_limits& limits, const usag
   for (const row& r : rows(limits, used)) {
     // Format errors get their own message (prompts/format_error.md) on every occurrence.
     if (r.reason == end_reason::format_error_limit || r.limit <= 0 || warned.contains(r.name)) continue;
-    if (r.used >= limits.warn_fraction * r.limit) {
+    const bool steps = r.reason == end_reason::step_limit;
+    const double reached = steps ? r.used + 1 : r.used;
+    if (reached >= limits.warn_fraction * r.limit) {
       warned.insert(r.name);
-      out.push_back({r.name, show(r.used, r.unit), show(r.limit, r.unit)});
+      out.push_back({r.name, show(r.used, r.unit), show(r.limit, r.unit), steps ? show(reached, "") : ""});
     }
   }
   return out;

@@ -28,6 +28,7 @@ enum class end_reason {
   context_overflow,  ///< the conversation no longer fits the model's context window
   sandbox_error,  ///< the sandbox could not be created
   replay_end,     ///< replay without a live model: the recorded replies ran out
+  no_code_block,  ///< zero-shot: the one reply holds no code, so nothing is judged
 };
 std::string_view to_string(end_reason r);
 std::optional<end_reason> end_reason_from_string(std::string_view s);
@@ -61,8 +62,12 @@ struct limit_warning {
   std::string limit;        ///< "steps", "dollars" ...
   std::string used;         ///< formatted amount used
   std::string limit_value;  ///< formatted limit
+  std::string next_step;    ///< steps only: the number of the step the model's next reply is
 };
-/// The limits newly past `limits.warn_fraction`; each is added to `warned` so it warns once.
+/// The limits newly past `limits.warn_fraction`, for the prompt of the step about to start: `used`
+/// is what the finished steps used, and the steps limit counts the coming step too, so that the
+/// warning reaches the model while it still has a step to act on it (with a limit of 3 steps the
+/// prompt of step 3 carries it). Each is added to `warned` so it warns once.
 std::vector<limit_warning> new_warnings(const episode_limits& limits, const usage_so_far& used,
                                         std::set<std::string>& warned);
 

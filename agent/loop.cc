@@ -56,7 +56,11 @@ class episode {
 
   void step() {
     tick();
-    if (auto hit = exceeded(opt_.cfg.limits, used_)) return end(hit->reason, hit->message);
+    const std::optional<limit_hit> hit = exceeded(opt_.cfg.limits, used_);
+    // The last observation goes out with the warnings of the step it leads to: a limit's warning
+    // is read with the prompt of that step, and an observation no step follows carries none.
+    if (pending_) deliver(hit ? std::vector<limit_warning>{} : new_warnings(opt_.cfg.limits, used_, warned_));
+    if (hit) return end(hit->reason, hit->message);
     ++used_.steps;
     if (auto reply = query()) execute(*reply);
   }
@@ -120,19 +124,27 @@ class episode {
       text = render_observation(ran, opt_.cfg, opt_.prompts);
       seen.command = record_of(ran);
     }
-    tick();
-    for (const limit_warning& w : new_warnings(opt_.cfg.limits, used_, warned_))
-      text += "\n" + opt_.prompts.limit_warning.render(
-                         {{"limit", w.limit}, {"used", w.used}, {"limit_value", w.limit_value}});
-    seen.text = text;
+    seen.text = std::move(text);
+    pending_ = pending_observation{std::move(seen), action_};
+  }
+
+  /// Writes the pending observation with `warnings` added, and adds it to the conversation.
+  void deliver(const std::vector<limit_warning>& warnings) {
+    observation_event seen = std::move(pending_->event);
+    const action done = std::move(pending_->done);
+    pending_.reset();
+    std::string& text = *seen.text;
+    for (const limit_warning& w : warnings)
+      text += "\n" + opt_.prompts.limit_warning.render({{"limit", w.limit}, {"used", w.used},
+                                                        {"limit_value", w.limit_value}, {"next_step", w.next_step}});
     log_.write(seen);
     // Every tool call needs its answer; a reply without calls gets a user turn.
-    if (action_.call_ids.empty()) messages_.push_back(text_message(llm::role::user, text));
-    for (const std::string& id : action_.call_ids) {
+    if (done.call_ids.empty()) messages_.push_back(text_message(llm::role::user, text));
+    for (const std::string& id : done.call_ids) {
       llm::message m = text_message(llm::role::tool, text);
       m.tool_call_id = id;
-      m.tool_name = action_.kind == action::bash ? "bash" : "";
-      m.is_error = action_.kind == action::invalid;
+      m.tool_name = done.kind == action::bash ? "bash" : "";
+      m.is_error = done.kind == action::invalid;
       messages_.push_back(std::move(m));
     }
   }
@@ -166,7 +178,7 @@ class episode {
                           task_hash(task_.text, task_.workspace),
                           task_.check.empty() ? std::nullopt
                                               : std::optional(std::filesystem::absolute(task_.check).string())}};
-    h.setup = episode_setup{opt_.cfg, opt_.seed, opt_.sandbox.isolation, opt_.sandbox.gpus, opt_.parent};
+    h.setup = episode_setup{opt_.cfg, opt_.seed, opt_.sandbox.isolation, opt_.sandbox.gpus, opt_.parent, opt_.tools};
     h.host = host_facts();
     h.started_at = utc_now();
     return h;
@@ -195,6 +207,12 @@ class episode {
   std::size_t recorded_messages_ = 0;
   std::size_t next_replay_ = 0;
   action action_;
+  /// The last step's observation, written once the next step is known to happen or not.
+  struct pending_observation {
+    observation_event event;
+    action done;
+  };
+  std::optional<pending_observation> pending_;
   usage_so_far used_;
   std::int64_t cached_tokens_ = 0;
   std::set<std::string> warned_;

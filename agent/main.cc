@@ -21,6 +21,7 @@
 #include "agent/llm/llm.h"
 #include "agent/prompt_template.h"
 #include "agent/run/cli.h"
+#include "agent/run/replay_tools.h"
 #include "bench/cli.h"
 #include "bench/report/cli.h"
 #include "config/nearest.h"
@@ -172,7 +173,7 @@ int main(int argc, char** argv) {
 
   // Subcommands, in the order of the data flow.
   pk::sandbox::add_sandbox_command(app, exit_code, command);
-  pk::agent::add_agent_commands(app, exit_code);
+  pk::agent::add_agent_commands(app, exit_code, pk::run::attach_run_tools);
   pk::run::add_run_command(app, exit_code);
   pk::bench::add_bench_commands(app, exit_code);
   pk::report::add_report_command(app, exit_code);

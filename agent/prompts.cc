@@ -48,8 +48,8 @@ prompt_set prompt_set::load(const std::filesystem::path& dir) {
                            "oom_killed", "signal", "note"}),
       p("truncated.md", {"omitted_bytes", "total_bytes", "stream"}),
       p("format_error.md", {"text_format", "tools_format", "none", "several", "count",
-                            "unknown_tool", "bad_arguments"}),
-      p("limit_warning.md", {"limit", "used", "limit_value"}),
+                            "unknown_tool", "bad_arguments", "cut"}),
+      p("limit_warning.md", {"limit", "used", "limit_value", "next_step"}),
       load_tools(dir / "tools.json"),
   };
 }

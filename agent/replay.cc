@@ -47,6 +47,9 @@ std::string verdict_text(const transcript_file& t) {
   return "no verdict (nothing scored it: no check ran)";
 }
 
+// The reply ended because it reached the output token limit per reply.
+bool cut_at_limit(const json& response) { return response.value("finish", "") == "length"; }
+
 std::string usage_line(const json& r) {
   const json& u = r.value("usage", json::object());
   return fmt::format("{} in / {} out tokens, ${:.4f}, {:.1f} s", u.value("input", 0),
@@ -78,8 +81,9 @@ std::string render_md(const transcript_file& t) {
              << "\n</details>\n";
     } else if (type == "response") {
       const json& r = e["response"];
-      md << fmt::format("\n## Step {}\n\n**Model**{} ({}):\n\n", e["step"].get<int>(),
-                        e.value("replayed", false) ? " (replayed)" : "", usage_line(r));
+      md << fmt::format("\n## Step {}\n\n**Model**{} ({}){}:\n\n", e["step"].get<int>(),
+                        e.value("replayed", false) ? " (replayed)" : "", usage_line(r),
+                        cut_at_limit(r) ? ", **cut at the output token limit** (finish=length)" : "");
       // Model text is shown verbatim in a fence: markup in it (an open fence, "<|im_end|>") stays text.
       if (!r.value("text", "").empty()) md << fenced(r.value("text", ""), "text") << "\n";
       const json& a = e["action"];
@@ -131,6 +135,7 @@ std::string render_text(const transcript_file& t) {
       const json& a = s.response["action"];
       what = a["kind"] == "bash" ? "bash: " + one_line(a.value("command", ""))
                                  : a["kind"].get<std::string>();
+      if (cut_at_limit(s.response["response"])) what += " [cut at the output token limit]";
     }
     std::string result = s.observation.is_null() ? "" : s.observation.contains("exit_code")
         ? fmt::format(" -> exit {}", s.observation["exit_code"].get<int>()) : "";
@@ -143,22 +148,47 @@ std::string render_text(const transcript_file& t) {
   return out.str();
 }
 
-std::string without_timings(const std::string& s) {
-  static const std::regex time_figure(
-      R"(\d+(\.\d+)?(e[-+]?\d+)?\s*(ns|us|µs|ms|s|sec|secs|seconds|min)\b)");
-  return std::regex_replace(s, time_figure, "<time>");
+// One line of an observation as shown, and as compared: what a re-execution measures anew
+// masked (durations, speedups such as 1.02x, percentages of a bound or of peak, the call counts of
+// timing loops, GPU indices and UUIDs, which another lease may change) and the judge's cache note
+// removed. The judge's timing-check lines (noise flags) are left out altogether.
+struct compared_line {
+  int number;  ///< in the observation, from 1
+  std::string shown, compared;
+};
+
+std::vector<compared_line> comparable_lines(const std::string& s) {
+  static const std::regex figures[] = {
+      std::regex(R"(\d+(\.\d+)?(e[-+]?\d+)?\s*(ns|us|µs|ms|s|sec|secs|seconds|min)\b)"),
+      std::regex(R"(\b\d+(\.\d+)?x\b)"),
+      std::regex(R"(\d+(\.\d+)?\s*%)"),
+      std::regex(R"(\b\d+ calls\b)"),
+      std::regex(R"(\bGPU-[0-9a-fA-F-]{8,})"),
+      std::regex(R"(\bGPUs? \d+(\s*,\s*\d+)*)"),
+  };
+  static const std::regex cached(R"( \(reference outputs from the cache\))");
+  std::vector<compared_line> out;
+  std::istringstream in(s);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.starts_with("timing check: ")) continue;
+    std::string masked = std::regex_replace(line, cached, "");
+    for (const std::regex& f : figures) masked = std::regex_replace(masked, f, "<measured>");
+    out.push_back({number, line, std::move(masked)});
+  }
+  return out;
 }
 
+// The first line whose compared form differs, as shown then and now; empty when none does.
 std::string first_difference(const std::string& a, const std::string& b) {
-  std::istringstream x(a), y(b);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    bool ha = static_cast<bool>(std::getline(x, la)), hb = static_cast<bool>(std::getline(y, lb));
-    if (!ha && !hb) return "";
-    if (!ha || !hb || la != lb)
-      return fmt::format("line {}: then '{}', now '{}'", line, ha ? one_line(la) : "<end>",
-                         hb ? one_line(lb) : "<end>");
+  const auto x = comparable_lines(a), y = comparable_lines(b);
+  for (std::size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+    const bool ha = i < x.size(), hb = i < y.size();
+    if (ha && hb && x[i].compared == y[i].compared) continue;
+    return fmt::format("line {}: then '{}', now '{}'", ha ? x[i].number : y[i].number, ha ? one_line(x[i].shown) : "<end>",
+                       hb ? one_line(y[i].shown) : "<end>");
   }
+  return "";
 }
 
 }  // namespace
@@ -170,7 +200,7 @@ std::string render_transcript(const transcript_file& t, const std::string& forma
 std::string_view to_string(step_match::verdict v) {
   switch (v) {
     case step_match::identical: return "identical";
-    case step_match::timing_only: return "differs only in timing figures";
+    case step_match::measured_only: return "differs only in measured figures (times, speedups, percentages, GPU ids)";
     case step_match::differs: return "DIFFERS";
     case step_match::missing: return "not re-executed";
   }
@@ -185,12 +215,8 @@ std::vector<step_match> compare_observations(const transcript_file& then, const 
     auto it = now.steps.find(n);
     if (it != now.steps.end() && !it->second.observation.is_null()) {
       std::string a = s.observation.value("text", ""), b = it->second.observation.value("text", "");
-      if (a == b) m.result = step_match::identical;
-      else if (without_timings(a) == without_timings(b)) m.result = step_match::timing_only;
-      else {
-        m.result = step_match::differs;
-        m.detail = first_difference(a, b);
-      }
+      m.detail = a == b ? "" : first_difference(a, b);
+      m.result = a == b ? step_match::identical : m.detail.empty() ? step_match::measured_only : step_match::differs;
     }
     out.push_back(m);
   }

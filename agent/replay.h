@@ -14,15 +14,17 @@ namespace pk::agent {
 std::string render_transcript(const transcript_file& t, const std::string& format);
 
 struct step_match {
-  enum verdict { identical, timing_only, differs, missing };
+  enum verdict { identical, measured_only, differs, missing };
   int step = 0;
   verdict result = missing;
   std::string detail;  ///< for differs: the first differing line, then and now
 };
 std::string_view to_string(step_match::verdict v);
 
-/// Compares each recorded observation of `then` with the re-executed one in `now`. Figures with a
-/// time unit ("0.12 s", "35ms", "1.5 sec") are compared as equal when only they differ.
+/// Compares each recorded observation of `then` with the re-executed one in `now`. What a
+/// re-execution measures anew (durations such as "0.12 s", speedups "1.02x", percentages, timing
+/// loop call counts, GPU indices and UUIDs, the judge's cache note and timing-check lines) is
+/// compared as such: a step that differs only there is `measured_only`, not a difference.
 std::vector<step_match> compare_observations(const transcript_file& then, const transcript_file& now);
 
 }  // namespace pk::agent

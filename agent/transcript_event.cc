@@ -86,6 +86,7 @@ json to_json(const header_event& h) {
     j["seed"] = s->seed ? json(*s->seed) : json();
     j["sandbox"] = {{"isolation", isolation_name(s->isolation)}, {"gpus", s->gpus}};
     j["parent"] = s->parent;
+    if (!s->tools.is_null()) j["tools"] = s->tools;
   }
   return j;
 }
@@ -122,6 +123,7 @@ header_event header_from_json(const json& j) {
     }
     s.gpus = box.value("gpus", std::vector<int>{});
     s.parent = j.value("parent", json());
+    s.tools = j.value("tools", json());
     h.setup = std::move(s);
   }
   return h;

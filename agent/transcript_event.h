@@ -76,6 +76,9 @@ struct episode_setup {
   /// null for a fresh episode; resume: {"resumed_from", "replayed_steps", "original_parent"};
   /// fork and replay: {"transcript", "step"}. Kept as JSON: it nests the parent's own parent.
   nlohmann::json parent;
+  /// The tools bound into the sandbox besides the shell, as their owner describes them (a run
+  /// episode's {"pkb": {...}}); null: none. Replay and fork attach them again.
+  nlohmann::json tools;
 };
 
 /// `header`: the first line.

@@ -14,6 +14,7 @@
 #include "agent/run/slurm_submit.h"
 #include "bench/eval/evaluate.h"
 #include "bench/metrics/result.h"
+#include "bench/report/format.h"
 #include "sandbox/gpu_devices.h"
 
 namespace pk::run {
@@ -95,8 +96,8 @@ int run_command(run_args& a) {
     runner r(o, *gpus);
     s = r.run();
   }
-  fmt::print("{}: {} episodes, {} scored now, {} scored before, {} correct, {} failed to run\n", o.out.string(),
-             s.episodes, s.finished, s.skipped, s.correct, s.failed);
+  fmt::print("{}: {} episodes, {} scored now, {} scored before, {} correct, {} failed to run; ended: {}\n",
+             o.out.string(), s.episodes, s.finished, s.skipped, s.correct, s.failed, report::counts(s.end_reasons));
   if (s.unstarted > 0)
     fmt::print("{} episode(s) not started: the run's --max-dollars is spent\n", s.unstarted);
   fmt::print("report: pkagent report {}\n", o.out.string());
@@ -137,6 +138,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
                                                     "agent.toml limits.gpu_seconds; 0 there = none)");
   agent::add_shared_options(*c, {o.agent_config, o.overrides, o.prompts, o.models, o.isolation, o.quiet});
   agent::add_max_output_tokens_option(*c, o.max_output_tokens);
+  c->add_option("--progress", o.progress, "text: a line per step and per episode and the run's status (one line "
+                                          "redrawn on a terminal); json: the same as one JSON object per line, "
+                                          "for programs; -q shows none")
+      ->capture_default_str()->check(CLI::IsMember({"text", "json"}));
   c->add_option("--hardware", o.hardware, "Hardware spec shown to the model (default: config/hardware/h200x2.toml)");
   c->add_option("--suite-dir", o.suite, "Problems directory (default: bench/problems)");
   c->add_flag_callback("--cold-ranks", [&o] { o.warm_ranks = false; },

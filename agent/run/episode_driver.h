@@ -23,9 +23,9 @@ class episode_driver {
  public:
   episode_driver(const run_setup& setup, scheduler::gpu_scheduler& gpus, progress& prog, event_observer on_event);
 
-  /// Runs (or resumes, or only scores) sample `sample` of `problem`; returns whether the scored
-  /// solution is correct. Throws for what keeps the episode from being run or scored.
-  bool run(const bench::problem& problem, int sample);
+  /// Runs (or resumes, or only scores) sample `sample` of `problem`; returns its result. Throws for
+  /// what keeps the episode from being run or scored.
+  metrics::episode_result run(const bench::problem& problem, int sample);
 
  private:
   /// The agent loop with the episode's pkb server, started, resumed, or (a finished transcript)
@@ -33,7 +33,8 @@ class episode_driver {
   void play_agent(const bench::problem& problem, const std::filesystem::path& ep, const std::string& name,
                   scheduler::holder who, episode_facts& facts);
   /// The one zero-shot completion (re-read when an earlier invocation got it).
-  void play_zeroshot(const bench::problem& problem, const std::filesystem::path& ep, episode_facts& facts);
+  void play_zeroshot(const bench::problem& problem, const std::filesystem::path& ep, const std::string& name,
+                     episode_facts& facts);
   /// Final scoring under a holder of its own, and the result records. Returns the result.
   metrics::episode_result score(const bench::problem& problem, const std::filesystem::path& ep,
                                 const std::string& name, scheduler::holder who, episode_facts& facts);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "config/read_file.h"
+
 namespace pk::run {
 
 bench::eval_report score_solution(const bench::problem& problem, const std::filesystem::path& solution,
@@ -70,6 +72,22 @@ metrics::episode_result make_result(const bench::problem& p, const bench::eval_r
       e.noise = (r.reference->p90_ms - r.reference->p10_ms) / (2 * r.reference->median_ms);
     e.timings = metrics::timing{r.reference->median_ms, r.candidate->median_ms, static_cast<int>(r.trials.size())};
   }
+  return e;
+}
+
+std::optional<std::string> nothing_submitted(const std::filesystem::path& solution, const std::filesystem::path& stub) {
+  const auto text = try_read_file(solution);
+  if (!text) return "the episode left no solution.py";
+  if (!stub.empty() && try_read_file(stub) == text) return "solution.py is still the task's stub";
+  return std::nullopt;
+}
+
+metrics::episode_result unjudged_result(const bench::problem& p, int world, const std::string& device,
+                                        const episode_facts& f) {
+  metrics::episode_result e = episode_record(p, world, f);
+  e.verdict = std::string(no_submission_verdict);
+  e.correct = false;
+  e.device = device;
   return e;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -38,6 +39,18 @@ struct episode_facts {
 metrics::episode_result episode_record(const bench::problem& p, int world, const episode_facts& f);
 
 metrics::episode_result make_result(const bench::problem& p, const bench::eval_report& r, const episode_facts& f);
+
+/// The runner's verdict for an episode that left nothing to judge (docs/results.md).
+inline constexpr std::string_view no_submission_verdict = "no_submission";
+
+/// Why `solution` holds nothing to judge, if it does not: it is missing, or it is still the task's
+/// `stub` (the solution.py every episode starts from; empty: none to compare with).
+std::optional<std::string> nothing_submitted(const std::filesystem::path& solution, const std::filesystem::path& stub);
+
+/// The result of an episode that left nothing to judge: verdict no_submission, not correct, not
+/// timed, on `device` (where it would have been scored).
+metrics::episode_result unjudged_result(const bench::problem& p, int world, const std::string& device,
+                                        const episode_facts& f);
 
 /// Correct, with a speedup beyond the reference's own noise (the progress display's "faster").
 bool faster_beyond_noise(const metrics::episode_result& r);

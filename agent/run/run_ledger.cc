@@ -48,13 +48,13 @@ model_spend transcript_spend(const fs::path& episode_dir) {
   model_spend s;
   const auto file = agent::latest_transcript(episode_dir);
   if (!file) return s;
+  // The reader checked each event's fields: a response line it kept holds a response.
   for (const auto& e : agent::read_transcript(*file).events) {
-    if (e.value("type", "") != "response" || !e.contains("response") || !e["response"].is_object()) continue;
-    const auto& r = e["response"];
-    const auto tokens = r.value("tokens", nlohmann::json::object());
-    s.tokens_in += tokens.value("input", std::int64_t{0});
-    s.tokens_out += tokens.value("output", std::int64_t{0});
-    s.dollars += r.value("cost_usd", 0.0);
+    if (e.value("type", "") != "response") continue;
+    const llm::response r = agent::event_as<agent::response_event>(e).response;
+    s.tokens_in += r.tokens.input;
+    s.tokens_out += r.tokens.output;
+    s.dollars += r.cost_usd;
   }
   return s;
 }

@@ -50,16 +50,15 @@ void choose_run_model(run_setup& setup) {
   setup.client = std::move(m.client);
 }
 
-fs::path find_pkb_binary(const run_options& o) {
-  const fs::path binary =
-      o.pkb_binary.empty() ? fs::read_symlink("/proc/self/exe").parent_path() / "pkb" : o.pkb_binary;
-  if (o.mode == metrics::run_mode::agent && ::access(binary.c_str(), X_OK) != 0)
+}  // namespace
+
+fs::path find_pkb_binary(const fs::path& given) {
+  const fs::path binary = given.empty() ? fs::read_symlink("/proc/self/exe").parent_path() / "pkb" : given;
+  if (::access(binary.c_str(), X_OK) != 0)
     throw std::invalid_argument(fmt::format("the pkb tool {} is missing; build it (ninja pkb) or pass --pkb PATH",
                                             binary.string()));
   return binary;
 }
-
-}  // namespace
 
 run_setup prepare_run(run_options o) {
   check_counts(o);
@@ -75,7 +74,7 @@ run_setup prepare_run(run_options o) {
   setup.prompts = agent::prompt_set::load(setup.prompts_dir);
   setup.tool_texts = std::make_shared<const pkb::tool_texts>(pkb::tool_texts::load(setup.prompts_dir));
   choose_run_model(setup);
-  setup.pkb_binary = find_pkb_binary(setup.o);
+  if (setup.o.mode == metrics::run_mode::agent) setup.pkb_binary = find_pkb_binary(setup.o.pkb_binary);
   if (setup.o.warm_ranks) setup.pool = std::make_unique<bench::warm_pool>();
   setup.run_id = open_run_dir(setup.o);
   return setup;

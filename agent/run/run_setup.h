@@ -41,6 +41,10 @@ struct run_setup {
   std::unique_ptr<bench::warm_pool> pool;
 };
 
+/// The pkb client episodes put on their PATH: `given`, or `pkb` beside the running executable.
+/// Throws std::invalid_argument when it is not an executable file.
+std::filesystem::path find_pkb_binary(const std::filesystem::path& given);
+
 /// Checks the options, loads what they name and opens the run directory (run.json). Throws
 /// std::invalid_argument (bad options) or the loaders' errors (config, prompts, models).
 run_setup prepare_run(run_options o);

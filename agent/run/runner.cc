@@ -25,6 +25,7 @@ void restore(const run_backlog& backlog, const run_setup& setup, run_summary& s,
   s.skipped = backlog.skipped;
   for (const auto& r : backlog.scored) {
     s.correct += r.correct;
+    ++s.end_reasons[r.end_reason];
     prog.restored(r.correct, faster_beyond_noise(r), r.tokens_in + r.tokens_out, r.dollars);
   }
   if (s.skipped > 0)
@@ -52,10 +53,11 @@ void run_pending(const std::vector<episode_slot>& pending, const run_setup& setu
         continue;
       }
       try {
-        const bool correct = driver.run(*slot.problem, slot.sample);
+        const metrics::episode_result r = driver.run(*slot.problem, slot.sample);
         std::lock_guard lock(mu);
         ++s.finished;
-        s.correct += correct;
+        s.correct += r.correct;
+        ++s.end_reasons[r.end_reason];
       } catch (const std::exception& e) {
         prog.note(fmt::format("episode {}/sample-{} failed: {}", slot.problem->name(), slot.sample, e.what()));
         try {
@@ -67,6 +69,7 @@ void run_pending(const std::vector<episode_slot>& pending, const run_setup& setu
         }
         std::lock_guard lock(mu);
         ++s.failed;
+        ++s.end_reasons["harness_error"];
       }
     }
   };
@@ -85,7 +88,9 @@ run_summary runner::run() {
   const run_backlog backlog = take_stock(setup.o, setup.run_id, setup.problems);
   run_summary s;
   s.episodes = backlog.episodes;
-  progress prog(s.episodes, backlog.skipped, stderr, ::isatty(STDERR_FILENO) == 1, setup.o.quiet);
+  progress prog(s.episodes, backlog.skipped, stderr,
+                progress_mode_for(setup.o.progress, setup.o.quiet, ::isatty(STDERR_FILENO) == 1),
+                setup.demo || setup.model.price.known);
   restore(backlog, setup, s, prog);
   std::optional<lease_log> leases;  // a shard with nothing left to run leaves no lease log
   if (!backlog.pending.empty()) leases.emplace(gpus_, leases_file(setup.o));

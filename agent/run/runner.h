@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ struct run_summary {
   int correct = 0;       ///< of all scored episodes
   int failed = 0;        ///< episodes that could not be run or scored (tool or config errors)
   int unstarted = 0;     ///< not started: the run's dollar limit (max_dollars) was reached
+  /// Why each episode ended (submitted, step_limit ...; harness_error for those that failed to run),
+  /// earlier invocations' included.
+  std::map<std::string, int> end_reasons;
 };
 
 class runner {

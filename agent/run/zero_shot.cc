@@ -1,7 +1,8 @@
 #include "agent/run/zero_shot.h"
 
 #include <fstream>
-#include <regex>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -14,16 +15,71 @@ namespace fs = std::filesystem;
 
 constexpr const char* one_completion = "one completion";
 
-std::string extract_solution(const std::string& reply) {
-  static const std::regex python(R"(```[ \t]*(?:python|py)[ \t]*\r?\n([\s\S]*?)```)");
-  static const std::regex bare(R"(```[ \t]*\r?\n([\s\S]*?)```)");
-  std::smatch m;
-  if (std::regex_search(reply, m, python)) return m[1].str();
-  if (std::regex_search(reply, m, bare)) return m[1].str();
-  return reply;
+namespace {
+
+std::string_view trimmed(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+bool defines_solution(const std::string& text) {
+  for (auto at = text.find("def solution"); at != std::string::npos; at = text.find("def solution", at + 1)) {
+    const auto next = text.find_first_not_of(" \t", at + 12);
+    if (next != std::string::npos && text[next] == '(') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Fences are read line by line (a fence opens a line and closes on a line of its own), without
+// std::regex, whose backtracking recurses per character and could overflow on a long reply.
+std::optional<std::string> extract_solution(const std::string& reply) {
+  std::optional<std::string> python, bare;
+  std::string body;
+  bool in_block = false, is_python = false, is_bare = false;
+  std::size_t pos = 0;
+  while (pos <= reply.size() && !python) {
+    std::size_t eol = reply.find('\n', pos);
+    if (eol == std::string::npos) eol = reply.size();
+    const std::string_view line(reply.data() + pos, eol - pos);
+    const std::string_view t = trimmed(line);
+    if (!in_block && t.starts_with("```")) {
+      const std::string_view lang = trimmed(t.substr(3));
+      in_block = true;
+      is_python = lang == "python" || lang == "py";
+      is_bare = lang.empty();
+      body.clear();
+    } else if (in_block && t == "```") {
+      in_block = false;
+      if (is_python) python = body;
+      else if (is_bare && !bare) bare = body;
+    } else if (in_block) {
+      body.append(line);
+      body += '\n';
+    }
+    pos = eol + 1;
+  }
+  if (!python && in_block && is_python) python = body;  // cut off by the output limit: to the end
+  if (python) return python;
+  if (bare) return bare;
+  if (defines_solution(reply)) return reply;
+  return std::nullopt;
 }
 
 namespace {
+
+// How a reply ends the episode, and the message the outcome records.
+std::pair<agent::end_reason, std::string> reply_outcome(const llm::response& reply) {
+  const bool code = extract_solution(reply.text).has_value();
+  if (reply.finish == llm::finish_reason::length)
+    return {agent::end_reason::output_token_limit,
+            fmt::format("one completion, cut at the output token limit per reply (finish=length, {} output tokens){}",
+                        reply.tokens.output, code ? "" : "; it holds no code")};
+  if (!code) return {agent::end_reason::no_code_block, "one completion holding no code block"};
+  return {agent::end_reason::submitted, one_completion};
+}
 
 // The reply recorded by an earlier invocation, if it got one.
 std::optional<llm::response> recorded_reply(const agent::transcript_file& old) {
@@ -78,16 +134,17 @@ zero_shot_outcome run_zero_shot(llm::client& client, const llm::model_config& mo
       out.message = fmt::format("{} ({})", e.what(), llm::to_string(e.what_kind()));
     }
     out.used.wall_seconds = log.seconds();
-    log.write(agent::outcome_event{reply ? agent::end_reason::submitted : out.reason,
-                                   reply ? one_completion : out.message, std::nullopt, out.used, cached_tokens});
+    if (reply) std::tie(out.reason, out.message) = reply_outcome(*reply);
+    log.write(agent::outcome_event{out.reason, out.message, std::nullopt, out.used, cached_tokens});
   } else {
     out.used = {1, 0, reply->tokens.input, reply->tokens.output, reply->cost_usd, seconds_before, 0};
+    std::tie(out.reason, out.message) = reply_outcome(*reply);
   }
   if (reply) {
-    out.reason = agent::end_reason::submitted;
-    out.message = one_completion;
-    fs::create_directories(ep_dir / "workspace");
-    std::ofstream(ep_dir / "workspace" / "solution.py", std::ios::trunc) << extract_solution(reply->text);
+    const fs::path solution = ep_dir / "workspace" / "solution.py";
+    fs::create_directories(solution.parent_path());
+    if (const auto code = extract_solution(reply->text)) std::ofstream(solution, std::ios::trunc) << *code;
+    else fs::remove(solution);
   }
   return out;
 }

@@ -87,6 +87,7 @@ std::vector<problem_stats> problem_statistics(std::span<const episode_result> re
     }
     ++p.samples;
     ++p.verdicts[verdict_with_reason(r)];
+    ++p.end_reasons[r.end_reason];
     if (r.correct) {
       ++p.correct;
       if (r.speedup) {
@@ -122,6 +123,7 @@ group_stats aggregate(std::span<const problem_stats> problems, const bootstrap_o
       fast_rate[i].push_back(static_cast<double>(p.fast[i]) / p.samples);
     }
     g.total += p.total;
+    for (const auto& [reason, n] : p.end_reasons) g.end_reasons[reason] += n;
   }
   g.correct = mean_estimate(correct_rate, options);
   for (std::size_t i = 0; i < fast_thresholds.size(); ++i) g.fast[i] = mean_estimate(fast_rate[i], options);

@@ -46,6 +46,7 @@ struct problem_stats {
   std::vector<double> noises;                      // their noise bounds
   std::vector<double> roofline_fractions;          // of correct, timed samples with a bound
   std::map<std::string, int> verdicts;  // a forbidden verdict with its reason: "forbidden (tampering)"
+  std::map<std::string, int> end_reasons;          // why each sample's episode ended
   spend total;
 
   double pass_at(int k) const;                  // 1 <= k <= samples
@@ -71,6 +72,7 @@ struct group_stats {
   std::array<std::vector<estimate>, fast_thresholds.size()> fast_at_k;
   std::optional<estimate> geomean_speedup;  // over problems with a correct timed sample
   std::optional<double> median_roofline_fraction;  // over every correct timed solution with a bound
+  std::map<std::string, int> end_reasons;  // over every episode: why it ended (submitted, step_limit ...)
   spend total;
   double dollars_per_problem = 0;
   double tokens_per_problem = 0;

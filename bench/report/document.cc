@@ -121,9 +121,9 @@ table overall_table(const run_set& set) {
       }
       t.rows.push_back(std::move(cells));
     };
-    std::vector<std::string> counts{"infrastructure failures (episodes not run; counted as failures above)"};
-    for (const auto& r : set.runs) counts.push_back(std::to_string(r.summary.infrastructure_failures));
-    t.rows.push_back(std::move(counts));
+    std::vector<std::string> failures{"infrastructure failures (episodes not run; counted as failures above)"};
+    for (const auto& r : set.runs) failures.push_back(std::to_string(r.summary.infrastructure_failures));
+    t.rows.push_back(std::move(failures));
     excluded("correct (per sample), infrastructure failures excluded",
              [](const group_stats& g) { return percent(g.correct); });
     for (int k = 1; k <= n; ++k)
@@ -147,6 +147,7 @@ table overall_table(const run_set& set) {
       [](const group_stats& g) { return g.geomean_speedup ? speedup(*g.geomean_speedup) : std::string("—"); });
   row("fraction of roofline bound (median, correct)",
       [](const group_stats& g) { return bound_fraction_cell(g.median_roofline_fraction); });
+  row("episodes ended by (end reasons)", [](const group_stats& g) { return counts(g.end_reasons); });
   row("tokens per problem", [](const group_stats& g) { return tokens(g.tokens_per_problem); });
   row("tokens per success",
       [](const group_stats& g) { return g.tokens_per_success ? tokens(*g.tokens_per_success) : std::string("—"); });
@@ -234,12 +235,6 @@ table category_table(const run_set& set, metrics::category cat) {
   return t;
 }
 
-std::string verdict_counts(const problem_stats& p) {
-  std::string out;
-  for (const auto& [verdict, count] : p.verdicts) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", verdict, count);
-  return out;
-}
-
 std::string per_problem_rates(const problem_stats& p, std::optional<std::size_t> fast) {
   std::string out;
   for (int k = 1; k <= p.samples; ++k)
@@ -252,9 +247,9 @@ table problem_table(const run_set& set) {
   // fast_1, fast_1.5 and fast_2 share a column, so that the table fits a page.
   t.header = {"problem", "category", "run", "samples", "correct", "fast_1 · fast_1.5 · fast_2",
               "pass@k (k = 1, 2, ...)", "fast_1@k", "geomean speedup", "bound fraction (median)", "noise (median)",
-              "verdicts", "tokens", "$", "$ per success", leased_header(set)};
+              "verdicts", "end reasons", "tokens", "$", "$ per success", leased_header(set)};
   t.numeric.assign(t.header.size(), true);
-  for (int i : {0, 1, 2, 11}) t.numeric[static_cast<std::size_t>(i)] = false;
+  for (int i : {0, 1, 2, 11, 12}) t.numeric[static_cast<std::size_t>(i)] = false;
   std::map<int, std::vector<std::pair<const report_run*, const problem_stats*>>> by_problem;
   for (const auto& r : set.runs)
     for (const auto& p : r.summary.problems) by_problem[p.id].emplace_back(&r, &p);
@@ -268,7 +263,7 @@ table problem_table(const run_set& set) {
                         fmt::format("{} · {} · {}", rate(p->fast[0]), rate(p->fast[1]), rate(p->fast[2])),
                         per_problem_rates(*p, std::nullopt), per_problem_rates(*p, 0),
                         geo ? speedup(*geo) : "—", bound_fraction_cell(metrics::median(p->roofline_fractions)),
-                        noise ? fmt::format("±{:.1f}%", 100 * *noise) : "—", verdict_counts(*p),
+                        noise ? fmt::format("±{:.1f}%", 100 * *noise) : "—", counts(p->verdicts), counts(p->end_reasons),
                         tokens(static_cast<double>(p->total.tokens())),
                         dollars_cell(p->total.dollars, p->total, p->samples),
                         p->correct ? dollars_cell(p->total.dollars / p->correct, p->total, p->samples) : "—",

@@ -1,6 +1,8 @@
 #include "bench/report/format.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -47,5 +49,13 @@ std::string spend(double amount, const std::string& unit) {
 }
 
 std::string fraction(int part, int whole) { return fmt::format("{}/{}", part, whole); }
+
+std::string counts(const std::map<std::string, int>& named) {
+  std::vector<std::pair<std::string, int>> sorted(named.begin(), named.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (const auto& [name, count] : sorted) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, count);
+  return out.empty() ? "—" : out;
+}
 
 }  // namespace pk::report

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -20,5 +21,7 @@ std::string tokens(double t);                               // "950", "36.0k", "
 std::string seconds(double s);                              // "120.0 s"
 std::string spend(double amount, const std::string& unit);  // dollars() or tokens() by unit
 std::string fraction(int part, int whole);                  // "3/4"
+/// Names with their counts, the most frequent first: "submitted 3, step_limit 1"; "—" when empty.
+std::string counts(const std::map<std::string, int>& named);
 
 }  // namespace pk::report

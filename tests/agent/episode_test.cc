@@ -160,9 +160,55 @@ TEST_F(agent_test, StepLimitWarnsTheModelFirst) {
   episode_result r = run(script(action_format::tools, std::vector<std::string>(6, "true")), o, dir_ / "out");
   EXPECT_EQ(r.reason, end_reason::step_limit);
   transcript_file t = read_transcript(r.transcript);
-  EXPECT_EQ(t.steps.at(3).observation["text"].get<std::string>().find("limit"), std::string::npos);
-  EXPECT_NE(t.steps.at(4).observation["text"].get<std::string>().find("you have used 4 of your steps limit of 5"),
+  EXPECT_EQ(t.steps.at(2).observation["text"].get<std::string>().find("limit"), std::string::npos);
+  EXPECT_NE(t.steps.at(3).observation["text"].get<std::string>().find("your next reply is step 4 of your limit of 5"),
             std::string::npos);
+  EXPECT_EQ(t.steps.at(4).observation["text"].get<std::string>().find("limit"), std::string::npos) << "warned twice";
+}
+
+// With a limit of 3 steps, 80% is reached by the last step: its warning must come with the prompt
+// of that step, which the model reads, not after it.
+TEST_F(agent_test, TheStepWarningReachesTheModelBeforeItsLastStep) {
+  episode_options o = options(action_format::text);
+  o.cfg.limits.steps = 3;
+  episode_result r = run(script(action_format::text, std::vector<std::string>(3, "true")), o, dir_ / "out");
+  EXPECT_EQ(r.reason, end_reason::step_limit);
+  const std::string warning = "your next reply is step 3 of your limit of 3 steps";
+  const json sent = fake_.requests();
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_NE(sent[2]["body"]["messages"].back()["content"].dump().find(warning), std::string::npos)
+      << sent[2]["body"]["messages"].back().dump();
+  transcript_file t = read_transcript(r.transcript);
+  EXPECT_NE(t.steps.at(2).observation["text"].get<std::string>().find(warning), std::string::npos)
+      << "the observation records what the model was sent";
+  EXPECT_EQ(t.steps.at(3).observation["text"].get<std::string>().find("Note:"), std::string::npos)
+      << "no step follows the last observation: a warning there is read by nobody";
+}
+
+// A reply cut at the output limit with its command block still open runs nothing: half a command
+// (half a heredoc) could do harm. The model is told why; the transcript records the cut.
+TEST_F(agent_test, AReplyCutAtTheOutputLimitRunsNothingAndSaysSo) {
+  json s = script(action_format::text, {"echo whole > whole.txt", "submit"});
+  json cut = {{"text", "Writing the file:\n```bash\ncat > half.txt << 'EOF'\nline one\n"}, {"finish", "length"},
+              {"usage", {{"input", 100}, {"output", 4096}}}};
+  s["replies"].insert(s["replies"].begin(), cut);
+  episode_result r = run(s, options(action_format::text), dir_ / "out");
+  EXPECT_EQ(r.reason, end_reason::submitted) << r.message;
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "workspace" / "half.txt")) << "a cut command ran";
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "workspace" / "whole.txt"));
+  transcript_file t = read_transcript(r.transcript);
+  const json& first = t.steps.at(1).response;
+  EXPECT_EQ(first["response"]["finish"], "length");
+  EXPECT_EQ(first["action"]["kind"], "invalid");
+  EXPECT_EQ(first["action"]["problem"]["cut"], "1");
+  EXPECT_NE(t.steps.at(1).observation["text"].get<std::string>().find("cut off at the output token limit"),
+            std::string::npos);
+  // Shown where a person reads the transcript.
+  std::string shown;
+  ASSERT_EQ(pkagent({"replay", r.transcript.string(), "--no-exec", "--format", "text"}, &shown), 0) << shown;
+  EXPECT_NE(shown.find("step   1  invalid [cut at the output token limit]"), std::string::npos) << shown;
+  ASSERT_EQ(pkagent({"replay", r.transcript.string(), "--no-exec"}, &shown), 0) << shown;
+  EXPECT_NE(shown.find("**cut at the output token limit** (finish=length)"), std::string::npos) << shown;
 }
 
 TEST_F(agent_test, CommandTimeoutIsReportedAndTheEpisodeGoesOn) {

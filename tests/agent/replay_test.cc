@@ -29,6 +29,10 @@ TEST_F(replay_test, ReproducesIdenticalObservationsAndFlagsAPlantedDifference) {
   EXPECT_NE(output.find("outcome then: submitted"), std::string::npos) << output;
   EXPECT_NE(output.find("outcome now:  submitted"), std::string::npos) << output;
   EXPECT_EQ(fake_.requests().size(), 4u) << "replay must not call the model";
+  EXPECT_EQ(output.find("pkb tool attached"), std::string::npos) << "this episode used no pkb";
+  // --device is for the pkb commands of run episodes; this one has none.
+  EXPECT_EQ(pkagent({"replay", file.string(), "--device", "cpu"}, &output), 2) << output;
+  EXPECT_NE(output.find("--device applies to episodes of `pkagent run`"), std::string::npos) << output;
 
   // Plant a difference in step 3's recorded output.
   std::string planted;

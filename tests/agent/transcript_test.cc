@@ -46,7 +46,8 @@ header_event agent_header() {
   agent_config cfg;
   cfg.action_format = action_format::text;
   cfg.limits.steps = 7;
-  h.setup = episode_setup{cfg, 42, sandbox::isolation::none, {0, 1}, json{{"transcript", "/t.jsonl"}, {"step", 2}}};
+  h.setup = episode_setup{cfg, 42, sandbox::isolation::none, {0, 1}, json{{"transcript", "/t.jsonl"}, {"step", 2}},
+                          json{{"pkb", {{"run", "/runs/a"}, {"problem", "1_allreduce"}}}}};
   h.host = {{"hostname", "h"}, {"cpus", 2}};
   h.started_at = "2026-01-02T03:04:05Z";
   return h;
@@ -99,9 +100,10 @@ TEST_F(transcript_test, EveryEventRoundTripsThroughItsJson) {
   EXPECT_EQ(h["task"]["check"], nullptr);
   EXPECT_EQ(h["sandbox"], (json{{"isolation", "none"}, {"gpus", {0, 1}}}));
   EXPECT_EQ(h["config"]["limits"]["steps"], 7);
+  EXPECT_EQ(h["tools"]["pkb"]["problem"], "1_allreduce");
   const json z = to_json(events[1]);
   EXPECT_EQ(z["mode"], "zeroshot");
-  EXPECT_FALSE(z.contains("config") || z.contains("sandbox") || z["task"].contains("workspace"));
+  EXPECT_FALSE(z.contains("config") || z.contains("sandbox") || z.contains("tools") || z["task"].contains("workspace"));
   EXPECT_EQ(to_json(events[7])["stdout"], (json{{"text", "out\n"}, {"bytes", 4}}));
   EXPECT_FALSE(to_json(events[8]).contains("text")) << "a submit sends the model nothing";
   const json o = to_json(events[10]);

@@ -5,6 +5,7 @@
 #include "agent/limits.h"
 #include "agent/observation.h"
 #include "agent/prompt_template.h"
+#include "agent/replay.h"
 #include "config/paths.h"
 #include "config/toml_reader.h"
 
@@ -78,6 +79,42 @@ TEST(limits, GpuSecondsEndAnEpisodeLikeTheOthers) {
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->reason, end_reason::gpu_time_limit);
   EXPECT_EQ(hit->message, "gpu_seconds: 10 s used of a limit of 10 s");
+}
+
+// A re-executed `pkb bench` measures anew: times, speedups, percentages of the bound, call counts,
+// the GPUs leased and the judge's cache differ from the recording without the step differing.
+TEST(replay, MeasuredFiguresAreComparedAsSuch) {
+  auto recorded = [](const std::string& text) {
+    transcript_file t;
+    t.steps[1].observation = {{"type", "observation"}, {"step", 1}, {"text", text}};
+    return t;
+  };
+  const std::string then =
+      "trial 0: correct  reference 412.0 us  candidate 398.2 us  speedup 1.035x\n"
+      "verdict: correct\n"
+      "timing (max over ranks per call, median over 120 calls each): reference 0.412 ms (p10 0.401 ms)\n"
+      "speedup: 1.035x   max error: 0 absolute, 0 relative   roofline bound 12.1 us (link-bound): candidate at 3% of it\n"
+      "timing check: trial 0: the reference's spread is 31% of its median\n"
+      "wall time 3.1 s (reference outputs from the cache)\n"
+      "GPU 0: NVIDIA H200 (UUID: GPU-0b5c2e4a-1111-2222-3333-444455556666)\n";
+  const std::string now =
+      "trial 0: correct  reference 1.204 ms  candidate 1.1 ms  speedup 1.09x\n"
+      "verdict: correct\n"
+      "timing (max over ranks per call, median over 87 calls each): reference 1.204 ms (p10 1.1 ms)\n"
+      "speedup: 1.09x   max error: 0 absolute, 0 relative   roofline bound 12.1 us (link-bound): candidate at 1% of it\n"
+      "wall time 9.8 s\n"
+      "GPU 3: NVIDIA H200 (UUID: GPU-9f9f2e4a-aaaa-bbbb-cccc-ddddeeeeffff)\n";
+  EXPECT_EQ(compare_observations(recorded(then), recorded(now)).at(0).result, step_match::measured_only);
+  EXPECT_EQ(compare_observations(recorded(then), recorded(then)).at(0).result, step_match::identical);
+  // What the command decided is compared: another verdict, another error, another line.
+  std::string wrong = now;
+  wrong.replace(wrong.find("verdict: correct"), 16, "verdict: mismatch");
+  const step_match m = compare_observations(recorded(then), recorded(wrong)).at(0);
+  EXPECT_EQ(m.result, step_match::differs);
+  EXPECT_NE(m.detail.find("verdict: mismatch"), std::string::npos) << m.detail;
+  std::string error = now;
+  error.replace(error.find("max error: 0 absolute"), 21, "max error: 3 absolute");
+  EXPECT_EQ(compare_observations(recorded(then), recorded(error)).at(0).result, step_match::differs);
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ TEST(report, tables_per_category_and_per_problem) {
   EXPECT_EQ(md.find("### Optimizer"), std::string::npos);  // no such problem in the runs
 
   auto p1 = row(md, "1_allreduce", "## Per problem");
-  ASSERT_EQ(p1.size(), 16u);
+  ASSERT_EQ(p1.size(), 17u);
   EXPECT_EQ(p1[2], "agent · demo");
   EXPECT_EQ(p1[4], "2/3");
   EXPECT_EQ(p1[5], "1/3 · 0/3 · 0/3");  // 1.25 beats its noise (5%), 1.02 does not
@@ -140,7 +140,9 @@ TEST(report, tables_per_category_and_per_problem) {
   EXPECT_EQ(p1[9], "40.0%");  // 0.2 ms bound / 0.5 ms
   EXPECT_EQ(p1[10], "±5.0%");
   EXPECT_EQ(p1[11], "correct 2, mismatch 1");
-  EXPECT_EQ(p1[14], "$0.150");
+  EXPECT_EQ(p1[12], "submitted 3");
+  EXPECT_EQ(p1[15], "$0.150");
+  EXPECT_EQ(row(md, "episodes ended by (end reasons)")[1], "submitted 11, step_limit 1");
   auto p13 = row(md, "13_gemm_allreduce", "## Per problem");
   EXPECT_EQ(p13[6], "0.0% · 0.0% · 0.0%");
   EXPECT_EQ(p13[8], "—");
@@ -162,7 +164,10 @@ TEST(report, a_cpu_run_of_an_unpriced_local_model) {
   EXPECT_EQ(row(md, "fraction of roofline bound (median, correct)")[2], "—") << "no bound on CPU";
   // The runs lease different things: the per-problem column says which in each cell.
   auto p1 = row(md, "1_allreduce", "## Per problem");
-  EXPECT_EQ(p1[15], "30.0 GPU-s");
+  EXPECT_EQ(p1[16], "30.0 GPU-s");
+  // A context overflow is not hidden among the failures: the end reasons say how each episode ended.
+  EXPECT_EQ(row(md, "episodes ended by (end reasons)")[2], "context_overflow 1, step_limit 1");
+  EXPECT_NE(md.find("| context_overflow 1 |", md.find("## Per problem")), std::string::npos);
 }
 
 TEST(report, charts_say_one_sample_instead_of_an_empty_frame) {

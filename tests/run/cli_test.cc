@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <boost/process.hpp>
@@ -21,6 +24,7 @@
 #include "bench/metrics/results_file.h"
 #include "fake_provider.h"
 #include "lease_check.h"
+#include "sandbox/gpu_devices.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::run {
@@ -173,6 +177,9 @@ TEST_F(run_cli_test, AgentRunSurvivesKill9AndResumes) {
   std::string text;
   ASSERT_EQ(pkagent(run_args("agent", out), &text), 0) << text;
   EXPECT_NE(text.find(fmt::format("{} scored before", before)), std::string::npos) << text;
+  // A line per step, with the episode's own tokens and dollars: 2 replies of 1000 + 100 tokens.
+  EXPECT_NE(text.find("bash: cp reference.py solution.py && pkb check -> exit 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 2200 tokens $0.0060"), std::string::npos) << text;
   const auto read_back = metrics::read_results(out / "results.jsonl");
   EXPECT_TRUE(read_back.skipped.empty()) << metrics::describe(read_back.skipped.at(0));
   ASSERT_EQ(read_back.results.size(), 4u);
@@ -219,6 +226,117 @@ TEST_F(run_cli_test, SimulatedFourGpuHostRunsTwoWorldTwoLeasesAtOnce) {
   EXPECT_EQ(pkagent({"run", "--problems", "1", "--device", "cpu", "--cpu-slots", "1", "--out",
                      (dir_ / "bad").string()}, &text), 2);
   EXPECT_NE(text.find("--cpu-slots 1 is fewer than --world 2"), std::string::npos) << text;
+}
+
+// The demo's agent episode on CPU, replayed: the kept steps run `pkb check`, `pkb bench` and `pkb
+// submit` again against the same problem (the pkb tool attached, not "command not found"), and
+// every observation is reproduced, measured figures aside. A fork continues with the tool too.
+TEST_F(run_cli_test, ADemoAgentEpisodeReplaysAndForksWithItsPkbTool) {
+  const fs::path out = dir_ / "demo";
+  std::string text;
+  ASSERT_EQ(pkagent({"run", "--mode", "agent", "--model", "demo", "--problems", "1", "--device", "cpu", "--trials",
+                     "1", "--check-trials", "1", "--no-perf", "--out", out.string(), "-q"}, &text), 0) << text;
+  const fs::path episode = out / "episodes" / "1_allreduce" / "sample-0";
+  const agent::transcript_file recorded = agent::read_transcript(episode / "transcript.jsonl");
+  ASSERT_EQ(recorded.complete_steps(), 4) << text;
+  EXPECT_EQ(recorded.header["tools"]["pkb"]["problem"], "1_allreduce");
+  EXPECT_EQ(recorded.header["tools"]["pkb"]["device"], "cpu");
+
+  ASSERT_EQ(pkagent({"replay", episode.string()}, &text), 0) << text;
+  EXPECT_NE(text.find("pkb tool attached: problem 1_allreduce, world 2, on cpu"), std::string::npos) << text;
+  EXPECT_EQ(text.find("DIFFERS"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not re-executed"), std::string::npos) << text;
+  EXPECT_EQ(text.find("command not found"), std::string::npos) << text;
+  for (int step = 1; step <= 3; ++step)
+    EXPECT_TRUE(text.find(fmt::format("step {:>3}: identical", step)) != std::string::npos ||
+                text.find(fmt::format("step {:>3}: differs only in measured figures", step)) != std::string::npos)
+        << step << ":\n" << text;
+  EXPECT_NE(text.find("outcome now:  submitted"), std::string::npos) << text;
+
+  // A transcript written before headers named their tools is known by its task directory; a fork of
+  // it keeps step 1 (the reference copied in) and goes on live with pkb.
+  std::string old_format;
+  for (json e : recorded.events) {
+    if (e["type"] == "header") e.erase("tools");
+    old_format += e.dump() + "\n";
+  }
+  fs::create_directories(dir_ / "old");
+  std::ofstream(dir_ / "old" / "transcript.jsonl") << old_format;
+  fake_.load({{"replies", {tool_reply("pkb check"), tool_reply("submit")}}});
+  const fs::path fork = dir_ / "fork";
+  ASSERT_EQ(pkagent({"replay", (dir_ / "old").string(), "--from-step", "1", "--model", "fake", "--models",
+                     models_.string(), "--out", fork.string(), "-q"}, &text), 0) << text;
+  const agent::transcript_file forked = agent::read_transcript(fork / "transcript.jsonl");
+  ASSERT_EQ(forked.complete_steps(), 3);
+  const std::string check = forked.steps.at(2).observation.value("text", "");
+  EXPECT_NE(check.find("verdict: correct"), std::string::npos) << check;
+  EXPECT_EQ(forked.steps.at(2).observation["exit_code"], 0);
+  EXPECT_EQ(forked.header["tools"]["pkb"]["problem"], "1_allreduce");
+  EXPECT_TRUE(fs::exists(fork / "pkb.jsonl"));
+
+  // Where the commands cannot re-execute, the replay refuses and says why.
+  if (sandbox::host_gpu_indices().empty()) {
+    EXPECT_EQ(pkagent({"replay", episode.string(), "--device", "cuda"}, &text), 2) << text;
+    EXPECT_NE(text.find("this host has no NVIDIA GPU"), std::string::npos) << text;
+    EXPECT_NE(text.find("--device cpu"), std::string::npos) << text;
+  }
+}
+
+// What the runner scores as nothing submitted, how each episode ended, and the progress a program
+// reads: a zero-shot reply without code and one cut at the output limit, and an agent episode that
+// submits the untouched stub.
+TEST_F(run_cli_test, NothingSubmittedIsNoSubmissionAndEveryEndReasonIsShown) {
+  fake_.load({{"replies", {{{"text", "All-reduce is best left to NCCL; I would not write a kernel."}},
+                           {{"text", "```python\nimport torch\n\ndef solution(tensor):\n    return ten"},
+                            {"finish", "length"}, {"usage", {{"input", 900}, {"output", 4096}}}}}}});
+  const fs::path zs = dir_ / "zs";
+  std::string text;
+  auto args = run_args("zeroshot", zs);
+  args[args.size() - 9] = "1-2";  // --problems 1-2
+  ASSERT_EQ(pkagent(args, &text), 0) << text;
+  EXPECT_NE(text.find("ended: no_code_block 1, output_token_limit 1"), std::string::npos) << text;
+  auto got = metrics::read_results(zs / "results.jsonl").results;
+  ASSERT_EQ(got.size(), 2u) << text;
+  std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.problem_id < b.problem_id; });
+  EXPECT_EQ(got[0].verdict, "no_submission");
+  EXPECT_EQ(got[0].end_reason, "no_code_block");
+  EXPECT_FALSE(got[0].correct);
+  EXPECT_FALSE(fs::exists(zs / "episodes" / "1_allreduce" / "sample-0" / "final_eval.json")) << "nothing was judged";
+  EXPECT_NE(got[1].verdict, "no_submission") << "the cut reply's code is judged";
+  EXPECT_EQ(got[1].end_reason, "output_token_limit");
+
+  // An agent episode that submits the stub as it found it; progress as JSON lines.
+  fake_.load({{"replies", {tool_reply("submit")}}});
+  const fs::path agent_run = dir_ / "agent-stub";
+  args = run_args("agent", agent_run);
+  args[args.size() - 9] = "1";
+  args.insert(args.end(), {"--progress", "json"});
+  ASSERT_EQ(pkagent(args, &text), 0) << text;
+  EXPECT_NE(text.find("ended: submitted 1"), std::string::npos) << text;
+  got = metrics::read_results(agent_run / "results.jsonl").results;
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].verdict, "no_submission");
+  EXPECT_EQ(got[0].end_reason, "submitted");
+  std::map<std::string, json> last;
+  std::istringstream lines(read_file(dir_ / fmt::format("cmd-{}.log.err", commands_)));
+  for (std::string line; std::getline(lines, line);) {
+    const json e = json::parse(line, nullptr, false);
+    if (e.is_object() && e.contains("event")) last[e["event"]] = e;
+  }
+  ASSERT_TRUE(last.count("step")) << text;
+  EXPECT_EQ(last["step"]["action"], "submit");
+  EXPECT_EQ(last["step"]["tokens"], 1100) << "the episode's own tokens";
+  EXPECT_NEAR(last["step"]["dollars"].get<double>(), (1000 * 2.0 + 100 * 10.0) / 1e6, 1e-12);
+  ASSERT_TRUE(last.count("done"));
+  EXPECT_EQ(last["done"]["verdict"], "no_submission");
+  EXPECT_EQ(last["done"]["end_reason"], "submitted");
+  EXPECT_EQ(last["done"]["tokens"], 1100);
+  EXPECT_EQ(last["status"]["tokens"], 1100);
+
+  ASSERT_EQ(pkagent({"report", zs.string(), agent_run.string()}, &text), 0) << text;
+  EXPECT_NE(text.find("no_code_block 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("no_submission 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("episodes ended by (end reasons)"), std::string::npos) << text;
 }
 
 TEST_F(run_cli_test, BadOptionsAreRefusedClearly) {

@@ -84,6 +84,15 @@ TEST_F(run_gpu_test, DemoAgentSolvesProblem1) {
   const std::string all = read_file(out / "episodes" / "1_allreduce" / "sample-0" / "pkb.jsonl");
   EXPECT_NE(all.find("\"command\":\"check\""), std::string::npos) << all;
   EXPECT_NE(all.find("\"command\":\"bench\""), std::string::npos) << all;
+
+  // Replayed on the GPUs: pkb leases them again and every step is reproduced, its timings,
+  // speedups and bound fractions compared as measurements.
+  const fs::path episode = out / "episodes" / "1_allreduce" / "sample-0";
+  ASSERT_EQ(pkagent({"replay", episode.string()}, &text, std::chrono::seconds(150)), 0) << text;
+  std::cout << fmt::format("[ wall ] replay of it on cuda: {:.1f} s\n", wall_s_);
+  EXPECT_NE(text.find("pkb tool attached: problem 1_allreduce, world 2, on cuda"), std::string::npos) << text;
+  EXPECT_EQ(text.find("DIFFERS"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not re-executed"), std::string::npos) << text;
 }
 
 // 16 final scorings share 2 GPUs one at a time (each holds both), so this takes about 16 x the

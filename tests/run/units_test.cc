@@ -4,11 +4,14 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "agent/run/final_score.h"
 #include "agent/run/problem_task.h"
+#include "agent/run/run_ledger.h"
 #include "agent/run/run_plan.h"
 #include "agent/run/zero_shot.h"
 #include "bench/eval/hardware_spec.h"
@@ -16,10 +19,12 @@
 #include "agent/run/pkb_tool/profile.h"
 #include "agent/run/pkb_tool/protocol.h"
 #include "agent/run/pkb_tool/tool_texts.h"
+#include "agent/model_choice.h"
 #include "agent/scripted_client.h"
 #include "agent/transcript.h"
 #include "config/paths.h"
 #include "config/read_file.h"
+#include "fake_provider.h"
 
 namespace pk::run {
 namespace {
@@ -118,21 +123,38 @@ TEST(FinalResult, RecordsWhatAForbiddenVerdictCaught) {
   EXPECT_EQ(make_result(p, r, f).forbidden_reason, "");
 }
 
-TEST(ExtractSolution, FirstPythonBlockThenBareThenWhole) {
+TEST(ExtractSolution, FirstPythonBlockThenBareThenCodeThenNothing) {
   EXPECT_EQ(extract_solution("plan\n```python\nA = 1\n```\n```python\nB = 2\n```\n"), "A = 1\n");
   EXPECT_EQ(extract_solution("```bash\nls\n```\n```py\nC = 3\n```"), "C = 3\n");
+  EXPECT_EQ(extract_solution("```\nD = 4\n```\n```python\nE = 5\n```"), "E = 5\n") << "python first";
   EXPECT_EQ(extract_solution("```\nD = 4\n```"), "D = 4\n");
-  EXPECT_EQ(extract_solution("E = 5\n"), "E = 5\n");
+  const std::string bare_code = "import torch\n\ndef solution (x):\n    return x\n";
+  EXPECT_EQ(extract_solution(bare_code), bare_code) << "an answer of bare code is taken whole";
+  EXPECT_EQ(extract_solution("I cannot write this kernel, sorry."), std::nullopt);
+  EXPECT_EQ(extract_solution("E = 5\n"), std::nullopt) << "no block and no solution: nothing to judge";
+  // Cut at the output limit inside the block: its code so far.
+  EXPECT_EQ(extract_solution("Plan.\n```python\ndef solution(x):\n    y = x +"), "def solution(x):\n    y = x +\n");
+  // A long reply is read without recursion.
+  EXPECT_EQ(extract_solution(std::string(2'000'000, 'a') + "\n```python\nF = 6\n```"), "F = 6\n");
 }
+
+// An episode directory of its own and the demo model's record.
+class ZeroShot : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/pkagent-zero-shot-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    ep = tmpl;
+    model.name = "demo";
+  }
+  void TearDown() override { std::filesystem::remove_all(ep); }
+  std::filesystem::path ep;
+  llm::model_config model;
+};
 
 // Zero-shot writes its transcript through the agent's writer, and a rerun re-reads the reply
 // instead of asking the model again.
-TEST(ZeroShot, RecordsThroughTheTranscriptWriterAndReusesTheReply) {
-  char tmpl[] = "/tmp/pkagent-zero-shot-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::filesystem::path ep = tmpl;
-  llm::model_config model;
-  model.name = "demo";
+TEST_F(ZeroShot, RecordsThroughTheTranscriptWriterAndReusesTheReply) {
   agent::scripted_client once({"Here:\n```python\nX = 1\n```\n"});
   const zero_shot_outcome z = run_zero_shot(once, model, "1_allreduce", "system text", "the problem", ep);
   EXPECT_EQ(z.reason, agent::end_reason::submitted);
@@ -154,7 +176,41 @@ TEST(ZeroShot, RecordsThroughTheTranscriptWriterAndReusesTheReply) {
   const zero_shot_outcome again = run_zero_shot(none, model, "1_allreduce", "system text", "the problem", ep);
   EXPECT_EQ(again.reason, agent::end_reason::submitted) << again.message;
   EXPECT_EQ(agent::read_transcript(ep / "transcript.jsonl").events.size(), t.events.size());
-  std::filesystem::remove_all(ep);
+}
+
+// A reply without code is not judged (no solution.py); one cut at the output limit says so.
+TEST_F(ZeroShot, NoCodeBlockAndACutReplyAreTheirOwnEndReasons) {
+  std::filesystem::create_directories(ep / "a");
+  std::filesystem::create_directories(ep / "b");
+  agent::scripted_client talk({"I would use NCCL here."});
+  const zero_shot_outcome z = run_zero_shot(talk, model, "1_allreduce", "system", "the problem", ep / "a");
+  EXPECT_EQ(z.reason, agent::end_reason::no_code_block) << z.message;
+  EXPECT_FALSE(std::filesystem::exists(ep / "a" / "workspace" / "solution.py"));
+  EXPECT_EQ(agent::read_transcript(ep / "a" / "transcript.jsonl").outcome["reason"], "no_code_block");
+  EXPECT_EQ(nothing_submitted(ep / "a" / "workspace" / "solution.py", {}), "the episode left no solution.py");
+
+  // A model that stops at its output limit mid-block (the fake provider on loopback says finish=length).
+  testkit::fake_provider fake;
+  fake.load({{"replies", {{{"text", "```python\ndef solution(x):\n    return x +"}, {"finish", "length"},
+                           {"usage", {{"input", 900}, {"output", 4096}}}}}}});
+  std::ofstream(ep / "models.toml") << fmt::format(
+      "[models.fake]\nprovider = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake-model\"\n"
+      "retry = {{ max_retries = 0 }}\n", fake.base_url());
+  const agent::chosen_model limited = agent::choose_model("fake", ep / "models.toml");
+  const zero_shot_outcome c = run_zero_shot(*limited.client, limited.config, "1_allreduce", "system", "the problem",
+                                            ep / "b");
+  EXPECT_EQ(c.reason, agent::end_reason::output_token_limit);
+  EXPECT_NE(c.message.find("finish=length"), std::string::npos) << c.message;
+  EXPECT_EQ(read_file(ep / "b" / "workspace" / "solution.py"), "def solution(x):\n    return x +\n");
+  // What an episode's transcript says it spent (a lost or failed episode's result is made of it).
+  const model_spend spent = transcript_spend(ep / "b");
+  EXPECT_EQ(spent.tokens_in, 900);
+  EXPECT_EQ(spent.tokens_out, 4096);
+  // The stub every agent episode starts from, unchanged, is no submission either.
+  std::ofstream(ep / "stub.py") << "# your solution\n";
+  std::ofstream(ep / "same.py") << "# your solution\n";
+  EXPECT_EQ(nothing_submitted(ep / "same.py", ep / "stub.py"), "solution.py is still the task's stub");
+  EXPECT_EQ(nothing_submitted(ep / "b" / "workspace" / "solution.py", ep / "stub.py"), std::nullopt);
 }
 
 TEST(ProblemText, SignatureAndDocstring) {
