@@ -185,15 +185,17 @@ def tensors_of(x):
 
 
 def plain_output_problem(x, device, path="output"):
-    """Why `x` is not a plain result (exact torch.Tensor leaves, dense, on the rank's device); None
+    """Why `x` is not a plain result (exact torch.Tensor leaves, dense, on the rank's device or the host); None
     when it is. A subclass or a lazy object could compute or fake its values when it is recorded."""
     if isinstance(x, _Tensor):
         if type(x) is not _Tensor:
             return f"{path} is a {type(x).__module__}.{type(x).__qualname__}, not a plain torch.Tensor"
         if x.layout != torch.strided:
             return f"{path} has layout {x.layout}; return dense tensors"
-        if x.device != device:
-            return f"{path} is on {x.device}, not on this rank's device {device}"
+        # The host is allowed: some references return split sizes and counts as CPU tensors, as
+        # the code they come from hands them to host-side collectives.
+        if x.device != device and x.device.type != "cpu":
+            return f"{path} is on {x.device}, neither this rank's device {device} nor the host"
         return None
     if isinstance(x, (tuple, list)) and not isinstance(x, torch.Size):
         for i, v in enumerate(x):
