@@ -172,6 +172,9 @@ int run_eval(eval_args& a) {
     fmt::print(stderr, "pkagent eval: warning: --sandbox none: the candidate runs unisolated, with your "
                        "files and network in reach; use it only for code you trust\n");
   if (o.device == "cpu") o.timing.warmup_max_ms = 1000;
+  if (o.timing.min_calls > o.timing.max_calls)
+    throw std::invalid_argument(fmt::format("--min-calls {} is above --max-calls {}: raise --max-calls",
+                                            o.timing.min_calls, o.timing.max_calls));
   if (!a.quiet) o.progress = [](const std::string& line) { fmt::print(stderr, "pkagent eval: {}\n", line); };
 
   const auto suite = load_suite(a.suite_dir.empty() ? default_suite_dir() : fs::path(a.suite_dir));
@@ -298,6 +301,8 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   eval->add_option("--gpus", o.gpus, "Host GPU indices to use, one per rank (default 0..world-1)")->delimiter(',');
   eval->add_flag("--cuda-graph", o.timing.cuda_graph, "Time CUDA-graph replays (for launch-bound solutions)");
   eval->add_option("--min-calls", o.timing.min_calls, "Timed calls per function and trial, at least")
+      ->capture_default_str()->check(CLI::Range(10, 100000));
+  eval->add_option("--max-calls", o.timing.max_calls, "Timed calls per function and trial, at most")
       ->capture_default_str()->check(CLI::Range(10, 100000));
   eval->add_option("--suite-dir", ea->suite_dir,
                    "A directory of problems in our format (default: bench/problems), or a ParallelKernelBench "

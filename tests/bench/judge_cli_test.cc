@@ -167,6 +167,9 @@ TEST(judge_cli, bad_input_is_refused_with_the_fix) {
   const std::string good = test_data("candidates/allreduce_correct.py").string();
   expect_refusal({"eval", "--problem", "999", "--solution", good, "--device", "cpu"},
                  "unknown problem '999': the suite has ids 1, ");
+  expect_refusal({"eval", "--problem", "1", "--solution", good, "--device", "cpu", "--min-calls", "200",
+                  "--max-calls", "100"},
+                 "--min-calls 200 is above --max-calls 100: raise --max-calls");
   expect_refusal({"eval", "--problem", "1", "--solution", "/nonexistent/sol.py", "--device", "cpu"},
                  "solution file /nonexistent/sol.py does not exist");
   expect_refusal({"eval", "--problem", "1", "--solution", good, "--device", "cpu", "--world", "3"},
