@@ -36,6 +36,7 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "13_gemm_allreduce", "14_gemm_allgather", "15_combined_sharded_gemms", "16_gemm_reducescatter",
           "17_rope_allgather", "18_tp_rms_norm", "19_blocked_fp8_quantize", "20_blocked_fp8_dequantize",
           "21_clip_grad_norm_no_ep", "22_clip_grad_norm_ep", "23_grad_acc_loss", "24_load_balancing_loss_fn",
+          "25_importance_sampling_loss",
           "26_moe_token_preprocess", "27_moe_all2all_primitive", "28_moe_pre_all2all", "29_moe_post_all2all",
           "30_moe_epgroupgemm_lora_backward", "31_fused_moe_fwd", "32_fused_moe_fwd_lora",
           "33_ulysses_all_to_all_tensor_primitive", "34_ulysses_all_gather_into_tensor_primitive",
@@ -66,9 +67,13 @@ SMALL_ONLY = {"40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_gr
 # Their default shape repeats 31's (the same MoE layer with other expert counts, or LoRA on top) at ~10 s each
 # of float64 expert MLPs: 31 checks the default shape for all of them.
 SMALL_ONLY |= {"32_fused_moe_fwd_lora", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow"}
+# 25's default shape is a (1024 x 1024) @ (1024 x 32000) bf16 head per rank: ~17 s per call on two CPU cores.
+SMALL_ONLY |= {"25_importance_sampling_loss"}
 # Drawing their default-shape inputs takes about a minute of CPU (tens of millions of counter-based values): their
 # distributions are checked at the small shape only.
 DRAW_SMALL_ONLY = {"77_magi1_cso_async_attention", "87_conv2d_boundary_exchange"}
+# 25: its default weight (32000 x 1024) takes ~20 s to draw on the CPU.
+DRAW_SMALL_ONLY |= {"25_importance_sampling_loss"}
 # PKB's reference communicates, but the answer needs none of it (bench/problems/README.md): its link bound is 0.
 NO_LINK_BOUND = {"39_ulysses_attention_e2e"}
 RANK_TIMEOUT_S = 300
