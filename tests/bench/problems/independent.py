@@ -5,6 +5,8 @@ expected(name, args, W, mesh) returns, per rank, the expected output and the exp
 after the call ({position: value}; empty for problems without in-place results).
 """
 
+import math
+
 import torch
 
 
@@ -286,6 +288,21 @@ def _zero(args, W):
 
 def _fused_adam(args, W):
     return [torch.cat([adam_step(*a)[0] for a in args])] * W
+
+
+def _fsdp_step(args, W):
+    """47: the whole parameter vector from every rank's shard, the averaged gradient, one AdamW step per shard
+    (the decay on the old shard)."""
+    shapes = args[0][3]
+    flat = torch.cat([f64(a[2]) for a in args])
+    params = [piece.view(shape) for piece, shape in zip(flat.split([math.prod(s) for s in shapes]), shapes)]
+    grad = sum(torch.cat([g.reshape(-1) for g in mlp_gradients(a[0], a[1], params)]) for a in args) / W
+    shard = args[0][2].numel()
+    outs = []
+    for r, (_, _, w, _, m, v, lr, beta1, beta2, eps, decay, step) in enumerate(args):
+        new, m, v = adam_step(grad[r * shard:(r + 1) * shard], w, m, v, lr, beta1, beta2, eps, step)
+        outs.append((new - lr * decay * f64(w), m, v))
+    return outs
 
 
 def _vocab_parallel_cross_entropy(args, W):
@@ -878,6 +895,8 @@ def expected(name, args, W, mesh):
         return _zero(args, W), none
     if name == "43_fused_adam_grad_unshard_allgather":
         return _fused_adam(args, W), none
+    if name == "47_fsdp_step_e2e":
+        return _fsdp_step(args, W), none
     if name == "48_fsdp_and_tp":
         return _fsdp_and_tp(args, W, mesh), none
     if name == "54_ring_attention":

@@ -44,7 +44,8 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "37_ulysses_gather_heads_scatter_seq", "38_ulysses_gather_seq_scatter_heads_qkv",
           "39_ulysses_attention_e2e", "40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad",
           "43_fused_adam_grad_unshard_allgather", "44_quantized_grad_allreduce", "45_reducescatter_fused_rmsnorm",
-          "46_gemv_decode", "48_fsdp_and_tp", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow",
+          "46_gemv_decode", "47_fsdp_step_e2e",
+          "48_fsdp_and_tp", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow",
           "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "54_ring_attention", "55_ring_attention_tp",
           "56_ring_attention_pp", "57_ring_attention_backward_dp", "58_openclip_contrastive_loss",
           "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer",
@@ -67,8 +68,9 @@ SMALL_ONLY = {"40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_gr
 # Their default shape repeats 31's (the same MoE layer with other expert counts, or LoRA on top) at ~10 s each
 # of float64 expert MLPs: 31 checks the default shape for all of them.
 SMALL_ONLY |= {"32_fused_moe_fwd_lora", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow"}
-# 25's default shape is a (1024 x 1024) @ (1024 x 32000) bf16 head per rank: ~17 s per call on two CPU cores.
-SMALL_ONLY |= {"25_importance_sampling_loss"}
+# 25's default shape is a (1024 x 1024) @ (1024 x 32000) bf16 head per rank: ~17 s per call on two CPU cores;
+# 47's is 40-42's MLP step.
+SMALL_ONLY |= {"25_importance_sampling_loss", "47_fsdp_step_e2e"}
 # Drawing their default-shape inputs takes about a minute of CPU (tens of millions of counter-based values): their
 # distributions are checked at the small shape only.
 DRAW_SMALL_ONLY = {"77_magi1_cso_async_attention", "87_conv2d_boundary_exchange"}
@@ -314,6 +316,13 @@ def test_the_worker_refuses_what_it_cannot_record():
     for message, args in cases.items():
         with pytest.raises(problem_api.InputError, match=re.escape(message)):
             problem_api.check_args(problem, args, ctx)
+    # A list of shapes must hold tuples of sizes.
+    shapes_problem = problem_of("47_fsdp_step_e2e", 2, small("47_fsdp_step_e2e"))
+    args = list(no_dist_inputs("47_fsdp_step_e2e", 2, 0, shape=small("47_fsdp_step_e2e"))[1])
+    for bad in ([(2, "3")], [4, 5], [(2, -1)]):
+        args[3] = bad
+        with pytest.raises(problem_api.InputError, match=re.escape("argument 'param_shapes' (input[3]) is")):
+            problem_api.check_args(shapes_problem, tuple(args), ctx)
     # Without declarations (upstream mode) the recorder still names what it cannot hold.
     bare = problem_api.Problem({"id": 1, "dtype": "bfloat16"})
     with pytest.raises(problem_api.InputError, match=r"input\[1\]: a torch.nn.modules.linear.Linear"):
