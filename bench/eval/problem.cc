@@ -28,7 +28,8 @@ bool is_identifier(const std::string& s) { return std::regex_match(s, identifier
 
 bool is_tensor_type(std::string_view t) { return t == "tensor" || t == "tensors"; }
 
-constexpr std::string_view input_types[] = {"tensor", "tensors", "int", "float", "bool", "ints", "none", "group"};
+constexpr std::string_view input_types[] = {"tensor", "tensors", "int",    "float", "bool",
+                                            "ints",   "shapes",  "none",   "group"};
 constexpr std::string_view value_kinds[] = {"normal", "uniform", "integers", "fixed"};
 
 template <class Range>
@@ -62,7 +63,8 @@ input_decl read_input(config::table_reader& t, const problem& p) {
     throw t.error("name", fmt::format("'{}' is not a Python parameter name: give solution()'s parameter", in.name));
   in.type = t.string("type").value_or("");
   if (!one_of(input_types, in.type))
-    throw t.error("type", fmt::format("'{}' is not one of tensor, tensors, int, float, bool, ints, none, group",
+    throw t.error("type", fmt::format("'{}' is not one of tensor, tensors, int, float, bool, ints, shapes, none, "
+                                      "group",
                                       in.type));
   const bool tensor = is_tensor_type(in.type);
   if (tensor) {

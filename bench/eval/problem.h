@@ -31,7 +31,7 @@ struct mesh_decl {
 /// One positional argument of solution(), as make_inputs must build it.
 struct input_decl {
   std::string name;       ///< solution()'s parameter name
-  std::string type;       ///< tensor | tensors | int | float | bool | ints | none | group
+  std::string type;       ///< tensor | tensors | int | float | bool | ints | shapes | none | group
   std::string dtype;      ///< tensor(s): torch dtype name (the problem's dtype unless given)
   std::string values;     ///< tensor(s): normal | uniform | integers | fixed
   double mean = 0, std = 1;          ///< normal

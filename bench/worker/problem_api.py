@@ -215,6 +215,10 @@ class Inputs:
 _PLAIN = {"int": int, "float": (int, float), "bool": bool}
 
 
+def _is_shape(v):
+    return isinstance(v, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in v)
+
+
 def _check_tensor(problem, i, t, decl, ctx, where):
     if not isinstance(t, torch.Tensor):
         raise InputError(f"{where} is a {type(t).__name__}, declared a tensor")
@@ -249,6 +253,9 @@ def check_args(problem, args, ctx):
         elif kind == "ints":
             if not isinstance(x, (list, tuple)) or not all(isinstance(v, int) and not isinstance(v, bool) for v in x):
                 raise InputError(f"{where} is {x!r}, declared a list of ints")
+        elif kind == "shapes":
+            if not isinstance(x, (list, tuple)) or not all(_is_shape(v) for v in x):
+                raise InputError(f"{where} is {x!r}, declared a list of shapes (tuples of ints >= 0)")
         elif kind == "none":
             if x is not None:
                 raise InputError(f"{where} is {type(x).__name__}, declared None")

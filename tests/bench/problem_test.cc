@@ -105,6 +105,14 @@ TEST_F(problem_test, a_valid_sample_loads) {
   EXPECT_EQ(p.name(), "90_sample");
   EXPECT_EQ(p.args.at(0).dtype, "bfloat16") << "tensor arguments default to the problem's dtype";
   EXPECT_EQ(worker_plan(p, 2)["mesh"], nullptr);
+  // A list of tensor shapes (a tuple of int tuples) is a plain argument: no dtype, no values.
+  const problem shapes = load_problem(write(std::string(base_toml) + "\n[[inputs]]\nname = \"param_shapes\"\n"
+                                                                     "type = \"shapes\"\n"));
+  EXPECT_EQ(worker_plan(shapes, 2)["args"][1],
+            nlohmann::json({{"name", "param_shapes"}, {"type", "shapes"}, {"dtype", nullptr}, {"group", nullptr},
+                            {"in_place", false}}));
+  refused(std::string(base_toml) + "\n[[inputs]]\nname = \"s\"\ntype = \"shapes\"\nvalues = \"normal\"\n",
+          {"inputs[1].values", "only tensor"});
 }
 
 TEST_F(problem_test, bad_files_are_refused_naming_the_key) {

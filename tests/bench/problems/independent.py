@@ -5,6 +5,8 @@ expected(name, args, W, mesh) returns, per rank, the expected output and the exp
 after the call ({position: value}; empty for problems without in-place results).
 """
 
+import math
+
 import torch
 
 
@@ -224,6 +226,29 @@ def _load_balancing_loss(args, W):
     return [sum(losses) / W] * W
 
 
+def _importance_sampling_loss(args, W):
+    """25: every rank's label log-probabilities from its float64 logits, the clamped ratios against the old
+    log-probabilities, and the loss and metrics over all ranks' valid tokens."""
+    per_rank, sums = [], torch.zeros(5, dtype=torch.float64)
+    lo, hi, count = float("inf"), float("-inf"), 0
+    for hidden, weight, labels, old, adv, ignore in args:
+        valid = labels != ignore
+        logp = torch.log_softmax(f64(hidden) @ f64(weight).T, dim=-1)
+        logp = torch.where(valid, logp.gather(1, labels.clamp(min=0)[:, None])[:, 0], 0.0)
+        delta = torch.where(valid, logp - f64(old), 0.0).clamp(-20.0, 20.0)
+        ratio = delta.exp()
+        pg = torch.where(valid, -ratio * f64(adv), 0.0)
+        per_rank.append((logp, pg))
+        sums += torch.stack([pg[valid].sum(), ratio[valid].sum(), (ratio - delta - 1)[valid].sum(),
+                             -logp[valid].sum(), torch.zeros((), dtype=torch.float64)])
+        count += int(valid.sum())
+        if valid.any():
+            lo, hi = min(lo, ratio[valid].min().item()), max(hi, ratio[valid].max().item())
+    n = max(count, 1)
+    metrics = torch.tensor([sums[1] / n, lo, hi, sums[2] / n, sums[3] / n], dtype=torch.float64)
+    return [(sums[0] / n, None, logp, pg, metrics) for logp, pg in per_rank]
+
+
 def adam_step(g, w, m, v, lr, beta1, beta2, eps, step):
     """One Adam step in float64: (new weights, new m, new v)."""
     m = beta1 * f64(m) + (1 - beta1) * f64(g)
@@ -263,6 +288,21 @@ def _zero(args, W):
 
 def _fused_adam(args, W):
     return [torch.cat([adam_step(*a)[0] for a in args])] * W
+
+
+def _fsdp_step(args, W):
+    """47: the whole parameter vector from every rank's shard, the averaged gradient, one AdamW step per shard
+    (the decay on the old shard)."""
+    shapes = args[0][3]
+    flat = torch.cat([f64(a[2]) for a in args])
+    params = [piece.view(shape) for piece, shape in zip(flat.split([math.prod(s) for s in shapes]), shapes)]
+    grad = sum(torch.cat([g.reshape(-1) for g in mlp_gradients(a[0], a[1], params)]) for a in args) / W
+    shard = args[0][2].numel()
+    outs = []
+    for r, (_, _, w, _, m, v, lr, beta1, beta2, eps, decay, step) in enumerate(args):
+        new, m, v = adam_step(grad[r * shard:(r + 1) * shard], w, m, v, lr, beta1, beta2, eps, step)
+        outs.append((new - lr * decay * f64(w), m, v))
+    return outs
 
 
 def _vocab_parallel_cross_entropy(args, W):
@@ -835,6 +875,8 @@ def expected(name, args, W, mesh):
         return _grad_acc_loss(args, W), none
     if name == "24_load_balancing_loss_fn":
         return _load_balancing_loss(args, W), none
+    if name == "25_importance_sampling_loss":
+        return _importance_sampling_loss(args, W), none
     if name.split("_")[0] in ("33", "34", "35", "36", "37", "38"):
         return _ulysses(name, args, W), none
     if name == "39_ulysses_attention_e2e":
@@ -853,6 +895,8 @@ def expected(name, args, W, mesh):
         return _zero(args, W), none
     if name == "43_fused_adam_grad_unshard_allgather":
         return _fused_adam(args, W), none
+    if name == "47_fsdp_step_e2e":
+        return _fsdp_step(args, W), none
     if name == "48_fsdp_and_tp":
         return _fsdp_and_tp(args, W, mesh), none
     if name == "54_ring_attention":

@@ -36,6 +36,7 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "13_gemm_allreduce", "14_gemm_allgather", "15_combined_sharded_gemms", "16_gemm_reducescatter",
           "17_rope_allgather", "18_tp_rms_norm", "19_blocked_fp8_quantize", "20_blocked_fp8_dequantize",
           "21_clip_grad_norm_no_ep", "22_clip_grad_norm_ep", "23_grad_acc_loss", "24_load_balancing_loss_fn",
+          "25_importance_sampling_loss",
           "26_moe_token_preprocess", "27_moe_all2all_primitive", "28_moe_pre_all2all", "29_moe_post_all2all",
           "30_moe_epgroupgemm_lora_backward", "31_fused_moe_fwd", "32_fused_moe_fwd_lora",
           "33_ulysses_all_to_all_tensor_primitive", "34_ulysses_all_gather_into_tensor_primitive",
@@ -43,7 +44,8 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "37_ulysses_gather_heads_scatter_seq", "38_ulysses_gather_seq_scatter_heads_qkv",
           "39_ulysses_attention_e2e", "40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad",
           "43_fused_adam_grad_unshard_allgather", "44_quantized_grad_allreduce", "45_reducescatter_fused_rmsnorm",
-          "46_gemv_decode", "48_fsdp_and_tp", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow",
+          "46_gemv_decode", "47_fsdp_step_e2e",
+          "48_fsdp_and_tp", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow",
           "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "54_ring_attention", "55_ring_attention_tp",
           "56_ring_attention_pp", "57_ring_attention_backward_dp", "58_openclip_contrastive_loss",
           "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer",
@@ -66,9 +68,14 @@ SMALL_ONLY = {"40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_gr
 # Their default shape repeats 31's (the same MoE layer with other expert counts, or LoRA on top) at ~10 s each
 # of float64 expert MLPs: 31 checks the default shape for all of them.
 SMALL_ONLY |= {"32_fused_moe_fwd_lora", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow"}
+# 25's default shape is a (1024 x 1024) @ (1024 x 32000) bf16 head per rank: ~17 s per call on two CPU cores;
+# 47's is 40-42's MLP step.
+SMALL_ONLY |= {"25_importance_sampling_loss", "47_fsdp_step_e2e"}
 # Drawing their default-shape inputs takes about a minute of CPU (tens of millions of counter-based values): their
 # distributions are checked at the small shape only.
 DRAW_SMALL_ONLY = {"77_magi1_cso_async_attention", "87_conv2d_boundary_exchange"}
+# 25: its default weight (32000 x 1024) takes ~20 s to draw on the CPU.
+DRAW_SMALL_ONLY |= {"25_importance_sampling_loss"}
 # PKB's reference communicates, but the answer needs none of it (bench/problems/README.md): its link bound is 0.
 NO_LINK_BOUND = {"39_ulysses_attention_e2e"}
 RANK_TIMEOUT_S = 300
@@ -309,6 +316,13 @@ def test_the_worker_refuses_what_it_cannot_record():
     for message, args in cases.items():
         with pytest.raises(problem_api.InputError, match=re.escape(message)):
             problem_api.check_args(problem, args, ctx)
+    # A list of shapes must hold tuples of sizes.
+    shapes_problem = problem_of("47_fsdp_step_e2e", 2, small("47_fsdp_step_e2e"))
+    args = list(no_dist_inputs("47_fsdp_step_e2e", 2, 0, shape=small("47_fsdp_step_e2e"))[1])
+    for bad in ([(2, "3")], [4, 5], [(2, -1)]):
+        args[3] = bad
+        with pytest.raises(problem_api.InputError, match=re.escape("argument 'param_shapes' (input[3]) is")):
+            problem_api.check_args(shapes_problem, tuple(args), ctx)
     # Without declarations (upstream mode) the recorder still names what it cannot hold.
     bare = problem_api.Problem({"id": 1, "dtype": "bfloat16"})
     with pytest.raises(problem_api.InputError, match=r"input\[1\]: a torch.nn.modules.linear.Linear"):

@@ -164,7 +164,7 @@ def rank_main(opts):
                 compared += list(zip(leaves(mine[i], f"input[{i}]"), leaves(pkb[i], f"input[{i}]")))
             for (path, a), (_, b) in compared:
                 entry = {"problem": name, "rank": rank, "trial": trial, "path": path}
-                if isinstance(a, torch.Size) or isinstance(b, torch.Size):
+                if not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor):  # torch.Size, None ...
                     entry["bitwise"] = a == b
                     if a != b:
                         entry["differs"] = f"{a} vs {b}"
