@@ -820,6 +820,64 @@ def _gated_deltanet(args, W):
     return list(out.chunk(W, dim=1))
 
 
+def _feature_fetch(args, W):
+    """68: each rank's ids looked up in the whole table (the shards stacked), times its own projection."""
+    table = torch.cat([f64(a[0]) for a in args])
+    return [table[ids] @ f64(proj) for _, ids, proj, _, _ in args]
+
+
+def _conv3d_allreduce(args, W):
+    """76: the convolution over all ranks' input channels at once (the weight slices side by side), plus bias."""
+    x = torch.cat([f64(a[0]) for a in args], dim=1)
+    weight = torch.cat([f64(a[1]) for a in args], dim=1)
+    _, _, bias, stride, padding, dilation, groups, _ = args[0]
+    out = torch.nn.functional.conv3d(x, weight, f64(bias), stride, padding, dilation, groups)
+    return [out] * W
+
+
+class Neighbours:
+    """79's labels: for each query (row) the similarity every label stands for, and the similarities the k
+    selected labels must have, position by position."""
+
+    def __init__(self, keys, want):
+        self.keys, self.want = keys, want
+
+
+def _knn(args, W):
+    """Every query against the whole training set; the k largest similarities from the largest. Labels are
+    judged by the similarity they stand for (ties may come in any order)."""
+    train = torch.cat([f64(a[1]) for a in args], dim=1)
+    labels = torch.cat([a[2] for a in args], dim=1).view(-1)
+    outs = []
+    for a in args:
+        similarity = f64(a[0]) @ train
+        keys = torch.empty_like(similarity)
+        keys[:, labels] = similarity
+        best = similarity.sort(dim=1, descending=True).values[:, :a[3]]
+        outs.append((best, Neighbours(keys, best)))
+    return outs
+
+
+def _sinkhorn(args, W):
+    """80: the balancing on the whole (P, all samples) matrix in float64, each rank's columns back as rows."""
+    temp, iterations = args[0][1], args[0][3]
+    mass = torch.exp(torch.cat([f64(a[0]) for a in args]) / temp).t()
+    samples = float(sum(int(a[2].item()) for a in args))
+    mass = mass / mass.sum()
+    for _ in range(iterations):
+        mass = mass / mass.sum(dim=1, keepdim=True) / mass.shape[0]
+        mass = mass / mass.sum(dim=0, keepdim=True) / samples
+    mass = mass * samples
+    return list(mass.t().split([a[0].shape[0] for a in args]))
+
+
+def _sample_sort(args, W):
+    """85: all ranks' values sorted; rank r's share starts at r·(T // W) + min(r, T % W)."""
+    ordered = torch.cat([f64(a[0]) for a in args]).sort().values
+    T = ordered.numel()
+    return list(ordered.split([T // W + (1 if r < T % W else 0) for r in range(W)]))
+
+
 class Ties:
     """The ranks each element may take: lo <= rank <= hi (tensors of the output's shape)."""
 
@@ -934,6 +992,8 @@ def expected(name, args, W, mesh):
         return _feature_exchange_backward(args, W), none
     if name == "67_gnn_sparse_embedding_all2all":
         return _sparse_embedding_route(args, W), none
+    if name == "68_gnn_sparse_feature_fetch_projection":
+        return _feature_fetch(args, W), none
     if name == "69_gnn_negative_scoring":
         return [tie_intervals(args, W)] * W, none
     if name == "70_torchrec_kjt_all2all":
@@ -952,6 +1012,14 @@ def expected(name, args, W, mesh):
         return _kimi_delta(args, W, mesh), none
     if name == "75_fla_gated_deltanet_cp":
         return _gated_deltanet(args, W), none
+    if name == "76_opensora_conv3d_allreduce":
+        return _conv3d_allreduce(args, W), none
+    if name == "79_dinov2_distributed_knn":
+        return _knn(args, W), none
+    if name == "80_dinov2_distributed_sinkhorn_knopp":
+        return _sinkhorn(args, W), none
+    if name == "85_distributed_sample_sort":
+        return _sample_sort(args, W), none
     if name == "77_magi1_cso_async_attention":
         return _range_attention(args, W), none
     if name == "86_tp_muon_orthogonalization":
