@@ -63,11 +63,12 @@ FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
 # Their default shapes cost minutes of CPU; the small shape runs the same code. 40-42: a bf16 MLP forward and
 # backward and a float64 autograd check of it; 62: a 256-step loop over 16 MiB, and the dense float64 check of
 # it; 63: eight (1024, 1024) float64 covariances, recorded twice per rank; 68: a 4 GB table shard per rank;
-# 76 and 87: half a TFLOP of convolution per rank; 77: 3.6 TFLOP of attention per rank.
+# 76 and 87: half a TFLOP of convolution per rank; 77: 3.6 TFLOP of attention per rank; 80: 16 M counter-based
+# scores per rank, drawn four times (see DRAW_SMALL_ONLY).
 SMALL_ONLY = {"40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad",
               "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer",
               "68_gnn_sparse_feature_fetch_projection", "76_opensora_conv3d_allreduce",
-              "77_magi1_cso_async_attention", "87_conv2d_boundary_exchange"}
+              "77_magi1_cso_async_attention", "80_dinov2_distributed_sinkhorn_knopp", "87_conv2d_boundary_exchange"}
 # Their default shape repeats 31's (the same MoE layer with other expert counts, or LoRA on top) at ~10 s each
 # of float64 expert MLPs: 31 checks the default shape for all of them.
 SMALL_ONLY |= {"32_fused_moe_fwd_lora", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow"}
@@ -77,7 +78,8 @@ SMALL_ONLY |= {"25_importance_sampling_loss", "47_fsdp_step_e2e"}
 # Drawing their default-shape inputs takes about a minute of CPU (tens of millions of counter-based values; 68:
 # two billion): their distributions are checked at the small shape only.
 DRAW_SMALL_ONLY = {"68_gnn_sparse_feature_fetch_projection", "76_opensora_conv3d_allreduce",
-                   "77_magi1_cso_async_attention", "87_conv2d_boundary_exchange"}
+                   "77_magi1_cso_async_attention", "80_dinov2_distributed_sinkhorn_knopp",
+                   "87_conv2d_boundary_exchange"}
 # 25: its default weight (32000 x 1024) takes ~20 s to draw on the CPU.
 DRAW_SMALL_ONLY |= {"25_importance_sampling_loss"}
 # Trials whose inputs take another form, run at the small shape besides the usual ones: 85's odd ranks hold
