@@ -38,7 +38,10 @@ TEST(ProblemList, RangesListsAndAll) {
   EXPECT_EQ(parse_problem_list("1-4", suite()), (std::vector<int>{1, 2, 3, 4}));
   EXPECT_EQ(parse_problem_list("13,1-2,2", suite()), (std::vector<int>{1, 2, 13}));
   // Ranges skip ids the suite does not have.
-  EXPECT_EQ(parse_problem_list("24-27", suite()), (std::vector<int>{24, 26, 27}));
+  std::vector<bench::problem> without_25;
+  for (const bench::problem& p : suite())
+    if (p.id != 25) without_25.push_back(p);
+  EXPECT_EQ(parse_problem_list("24-27", without_25), (std::vector<int>{24, 26, 27}));
   EXPECT_EQ(parse_problem_list("all", suite()).size(), suite().size());
 }
 
