@@ -11,7 +11,7 @@ import torch
 
 
 def f64(t):
-    return t.to(torch.float64)
+    return t.to(torch.complex128 if t.is_complex() else torch.float64)
 
 
 def total(tensors):
@@ -469,6 +469,13 @@ def _siglip(args, W):
     return outs
 
 
+def _distributed_rfft(args, W):
+    """59: the whole field from every rank's columns, its 2-D real FFT (orthonormal), each rank's band of rows."""
+    field = torch.cat([f64(a[0]) for a in args], dim=2)
+    spectrum = torch.fft.rfft2(field, dim=(1, 2), norm="ortho")
+    return list(spectrum.chunk(W, dim=1))
+
+
 def _spherical_conv(args, W, mesh):
     polar, azimuth = mesh["polar"], mesh["azimuth"]
     rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
@@ -924,6 +931,8 @@ def expected(name, args, W, mesh):
         return _ring_attention_backward(args, W, mesh), none
     if name == "58_openclip_contrastive_loss":
         return _siglip(args, W), none
+    if name == "59_physicsnemo_distributed_rfft":
+        return _distributed_rfft(args, W), none
     if name == "62_torchharmonics_spherical_convolution":
         return _spherical_conv(args, W, mesh), none
     if name == "63_deepmd_kalman_filter_optimizer":

@@ -58,8 +58,18 @@ def leaves(x, path="output"):
     return [(path, x)]
 
 
+def real_view(t):
+    """A complex tensor as its reals (gloo carries real dtypes only)."""
+    return torch.view_as_real(t) if t.is_complex() else t
+
+
+def wide(t):
+    return t.to(torch.complex128 if t.is_complex() else torch.float64)
+
+
 def list_all_to_all(outputs, inputs, group=None, async_op=False):
     """dist.all_to_all over all_to_all_single: flat pieces, so shapes may differ per peer."""
+    outputs, inputs = [real_view(t) for t in outputs], [real_view(t.contiguous()) for t in inputs]
     flat_in = torch.cat([t.reshape(-1) for t in inputs])
     flat_out = torch.empty(sum(t.numel() for t in outputs), dtype=flat_in.dtype, device=flat_in.device)
     dist.all_to_all_single(flat_out, flat_in, output_split_sizes=[t.numel() for t in outputs],
@@ -108,7 +118,7 @@ def rejected(path, ours, theirs, spec):
     if path.startswith("input"):
         rule = next(a for a in spec["inputs"] if a.get("in_place"))
     mode = rule.get("mode", "allclose")
-    a, b = theirs.to(torch.float64), ours.to(torch.float64)
+    a, b = wide(theirs), wide(ours)
     if mode == "norm":
         return int((a - b).norm() > rule["max_rel_norm"] * b.norm())
     if mode == "ulp":
@@ -176,7 +186,7 @@ def rank_main(opts):
                     a, b = a.detach().cpu(), b.detach().cpu()  # PKB returns parameters that require grad
                     entry["bitwise"] = bool(torch.equal(a.view(torch.uint8) if a.element_size() == 1 else a,
                                                         b.view(torch.uint8) if b.element_size() == 1 else b))
-                    diff = (a.to(torch.float64) - b.to(torch.float64)).abs()
+                    diff = (wide(a) - wide(b)).abs()
                     entry["max_abs_diff"] = float(diff.max()) if diff.numel() else 0.0
                     entry["rejected_by_rule"] = rejected(path, a, b, spec)
                     entry["elements"] = a.numel()
