@@ -476,6 +476,15 @@ def _distributed_rfft(args, W):
     return list(spectrum.chunk(W, dim=1))
 
 
+def _distributed_irfft(args, W):
+    """60: the whole half spectrum from every rank's rows, its 2-D inverse real FFT (orthonormal), each rank's
+    block of columns."""
+    spectrum = torch.cat([f64(a[0]) for a in args], dim=-2)
+    H, X = args[0][1]
+    field = torch.fft.irfft2(spectrum, s=(H, X), dim=(-2, -1), norm="ortho")
+    return list(field.chunk(W, dim=-1))
+
+
 def _spherical_conv(args, W, mesh):
     polar, azimuth = mesh["polar"], mesh["azimuth"]
     rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
@@ -933,6 +942,8 @@ def expected(name, args, W, mesh):
         return _siglip(args, W), none
     if name == "59_physicsnemo_distributed_rfft":
         return _distributed_rfft(args, W), none
+    if name == "60_physicsnemo_distributed_irfft":
+        return _distributed_irfft(args, W), none
     if name == "62_torchharmonics_spherical_convolution":
         return _spherical_conv(args, W, mesh), none
     if name == "63_deepmd_kalman_filter_optimizer":

@@ -48,12 +48,14 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "48_fsdp_and_tp", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow",
           "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "54_ring_attention", "55_ring_attention_tp",
           "56_ring_attention_pp", "57_ring_attention_backward_dp", "58_openclip_contrastive_loss",
-          "59_physicsnemo_distributed_rfft", "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer",
+          "59_physicsnemo_distributed_rfft", "60_physicsnemo_distributed_irfft",
+          "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer",
           "65_gnn_feature_exchange_all2all", "66_gnn_feature_exchange_all2all_backward",
           "67_gnn_sparse_embedding_all2all", "69_gnn_negative_scoring", "70_torchrec_kjt_all2all",
           "71_hyena_conv1d_boundary_exchange", "72_hyena_forward_cp", "73_vocab_parallel_cross_entropy_loss",
           "74_fla_kimi_delta_attention_cp_tp", "75_fla_gated_deltanet_cp", "77_magi1_cso_async_attention",
-          "82_vocab_parallel_log_prob_topk", "83_vocab_parallel_log_prob_topk_chunked",
+          "82_vocab_parallel_log_prob_topk",
+          "83_vocab_parallel_log_prob_topk_chunked",
           "84_vocab_parallel_log_prob_topk_chunked_backward", "86_tp_muon_orthogonalization",
           "87_conv2d_boundary_exchange"]
 SEED = 1234
@@ -61,10 +63,10 @@ FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
 # Their default shapes cost minutes of CPU; the small shape runs the same code. 40-42: a bf16 MLP forward and
 # backward and a float64 autograd check of it; 62: a 256-step loop over 16 MiB, and the dense float64 check of
 # it; 63: eight (1024, 1024) float64 covariances, recorded twice per rank; 77: 3.6 TFLOP of attention per rank;
-# 87: half a TFLOP of convolution per rank.
+# 87: half a TFLOP of convolution per rank; 60: every rank draws and transforms the shared 20.7 M-value field.
 SMALL_ONLY = {"40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad",
-              "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer",
-              "77_magi1_cso_async_attention", "87_conv2d_boundary_exchange"}
+              "60_physicsnemo_distributed_irfft", "62_torchharmonics_spherical_convolution",
+              "63_deepmd_kalman_filter_optimizer", "77_magi1_cso_async_attention", "87_conv2d_boundary_exchange"}
 # Their default shape repeats 31's (the same MoE layer with other expert counts, or LoRA on top) at ~10 s each
 # of float64 expert MLPs: 31 checks the default shape for all of them.
 SMALL_ONLY |= {"32_fused_moe_fwd_lora", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow"}
@@ -73,7 +75,8 @@ SMALL_ONLY |= {"32_fused_moe_fwd_lora", "49_moe_ep_balanced", "50_moe_ep_wide", 
 SMALL_ONLY |= {"25_importance_sampling_loss", "47_fsdp_step_e2e"}
 # Drawing their default-shape inputs takes about a minute of CPU (tens of millions of counter-based values): their
 # distributions are checked at the small shape only.
-DRAW_SMALL_ONLY = {"77_magi1_cso_async_attention", "87_conv2d_boundary_exchange"}
+DRAW_SMALL_ONLY = {"60_physicsnemo_distributed_irfft", "77_magi1_cso_async_attention",
+                   "87_conv2d_boundary_exchange"}
 # 25: its default weight (32000 x 1024) takes ~20 s to draw on the CPU.
 DRAW_SMALL_ONLY |= {"25_importance_sampling_loss"}
 # PKB's reference communicates, but the answer needs none of it (bench/problems/README.md): its link bound is 0.
@@ -240,7 +243,7 @@ def test_roofline_formulas_are_sane(name):
 
 def _check_values(where, t, decl):
     values = decl["values"]
-    x = t.to(torch.float64).reshape(-1)
+    x = (torch.view_as_real(t) if t.is_complex() else t).to(torch.float64).reshape(-1)
     assert torch.isfinite(x).all(), f"{where}: not finite"
     if values == "normal" and x.numel() >= 256:
         mean, std = decl.get("mean", 0.0), decl.get("std", 1.0)
