@@ -721,6 +721,42 @@ def _log_prob_topk_backward(args, W):
     grad = grad * grad_output * keep
     B, S, part = args[0][0].shape
     return [grad[:, r * part:(r + 1) * part].reshape(B, S, part) for r in range(W)]
+def _tiled_decode(args, W):
+    """78: the tile grid over the latent's (t, h, w); tile k (row-major) is cut from the latent of the rank that
+    the deal (sizes descending, round-robin) gives it, upsampled trilinearly, ramped into its unramped
+    predecessor along t, h, w in turn, cropped to the stride and stitched."""
+    z, TL, TH, TW, s_overlap, t_overlap, up, tup = args[0][:8]
+    size, overlap, scale = (TL, TH, TW), (t_overlap, s_overlap, s_overlap), (tup, up, up)
+    stride = [int(n * (1 - f)) for n, f in zip(size, overlap)]
+    ramp = [int(n * k * f) for n, k, f in zip(size, scale, overlap)]
+    counts = [-(-z.shape[2 + d] // stride[d]) for d in range(3)]
+    grid = [(t, h, w) for t in range(counts[0]) for h in range(counts[1]) for w in range(counts[2])]
+    cut = lambda zz, at: zz[:, :, at[0] * stride[0]:at[0] * stride[0] + TL, at[1] * stride[1]:at[1] * stride[1] + TH,
+                             at[2] * stride[2]:at[2] * stride[2] + TW]  # noqa: E731
+    by_size = sorted(range(len(grid)), key=lambda k: -cut(z, grid[k]).numel())
+    owner = {k: pos % W for pos, k in enumerate(by_size)}
+    decoded = {at: torch.nn.functional.interpolate(f64(cut(args[owner[k]][0], at)), scale_factor=scale,
+                                                   mode="trilinear", align_corners=False)[:, :3]
+               for k, at in enumerate(grid)}
+    cropped = {}
+    for at in grid:
+        tile = decoded[at].clone()
+        for d in range(3):
+            if at[d] == 0:
+                continue
+            before = decoded[tuple(c - (i == d) for i, c in enumerate(at))]
+            n = min(before.shape[2 + d], tile.shape[2 + d], ramp[d])
+            w = (torch.arange(n, dtype=torch.float64) / n).view([-1] + [1] * (2 - d)) if n else None
+            if n:
+                head = tile.narrow(2 + d, 0, n)
+                head.copy_(before.narrow(2 + d, before.shape[2 + d] - n, n) * (1 - w) + head * w)
+        keep = [n * k - r for n, k, r in zip(size, scale, ramp)]
+        cropped[at] = tile[:, :, :keep[0], :keep[1], :keep[2]]
+    video = torch.cat([torch.cat([torch.cat([cropped[(t, h, w)] for w in range(counts[2])], dim=4)
+                                  for h in range(counts[1])], dim=3) for t in range(counts[0])], dim=2)
+    return [video] * W
+
+
 def zigzag_join(parts, W, dim):
     """The whole sequence from W zigzag shards: rank r holds chunks r and 2W-1-r, in that order, along dim."""
     chunks = [None] * (2 * W)
@@ -974,6 +1010,8 @@ def expected(name, args, W, mesh):
         return _gated_deltanet(args, W), none
     if name == "77_magi1_cso_async_attention":
         return _range_attention(args, W), none
+    if name == "78_magi1_tile_parallel_vae_decode":
+        return _tiled_decode(args, W), none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
     if name == "87_conv2d_boundary_exchange":
