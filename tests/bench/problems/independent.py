@@ -485,6 +485,40 @@ def _distributed_irfft(args, W):
     return list(field.chunk(W, dim=-1))
 
 
+def _neighbor_sampling(args, W):
+    """64: per rank, hop by hop, each frontier node's first min(k, degree) neighbours as its owner stores them;
+    nodes kept in order of first appearance; edges relabelled to positions in that order."""
+    def neighbours(v):
+        ptr, col = args[int(args[0][4][v])][2], args[int(args[0][4][v])][3]
+        return list(range(int(ptr[v]), int(ptr[v + 1]))), col
+    outs = []
+    for r in range(W):
+        seeds, fanouts = args[r][0].tolist(), args[r][1]
+        nodes, frontier, rows, cols, edges = list(seeds), list(seeds), [], [], []
+        for k in fanouts:
+            found = []
+            for v in frontier:
+                ids, col = neighbours(v)
+                for e in ids[:k]:
+                    found.append((int(col[e]), v, e))
+            if not found:
+                break
+            seen, frontier = set(nodes), []
+            for u, _, _ in found:
+                if u not in seen:
+                    seen.add(u)
+                    frontier.append(u)
+            nodes += frontier
+            rows += [u for u, _, _ in found]
+            cols += [v for _, v, _ in found]
+            edges += [e for _, _, e in found]
+        where = {v: i for i, v in enumerate(nodes)}
+        as_tensor = lambda xs: torch.tensor(xs, dtype=torch.int64)  # noqa: E731
+        outs.append((as_tensor(nodes), as_tensor([where[u] for u in rows]), as_tensor([where[v] for v in cols]),
+                     as_tensor(edges)))
+    return outs
+
+
 def _spherical_conv(args, W, mesh):
     polar, azimuth = mesh["polar"], mesh["azimuth"]
     rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
@@ -984,6 +1018,8 @@ def expected(name, args, W, mesh):
         return _spherical_conv(args, W, mesh), none
     if name == "63_deepmd_kalman_filter_optimizer":
         return _kalman(args, W)
+    if name == "64_gnn_neighbor_sampling":
+        return _neighbor_sampling(args, W), none
     if name == "65_gnn_feature_exchange_all2all":
         return _feature_exchange(args, W), none
     if name == "66_gnn_feature_exchange_all2all_backward":
