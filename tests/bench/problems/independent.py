@@ -791,6 +791,27 @@ def _tiled_decode(args, W):
     return [video] * W
 
 
+def _mask_suppression(args, W):
+    """81: all masks in rank order; for each pair i < j whose binary masks overlap by IoU >= the threshold, the
+    one occluded later (earlier with reverse) is dropped when the other was occluded at all."""
+    masks = torch.cat([f64(a[0]) for a in args])
+    scores = torch.cat([f64(a[1]) for a in args])
+    last, threshold, reverse = args[0][3].tolist(), args[0][4], args[0][5]
+    on = [set(torch.nonzero(m.reshape(-1) > 0).reshape(-1).tolist()) for m in masks]
+    drop = [False] * len(on)
+    for i in range(len(on)):
+        for j in range(i + 1, len(on)):
+            union = len(on[i] | on[j])
+            if len(on[i] & on[j]) / max(union, 1) < threshold:
+                continue
+            later, earlier = (j, i) if (last[j] > last[i]) != reverse and last[j] != last[i] else (i, j)
+            if last[later] != last[earlier] and last[earlier] > -1:
+                drop[later] = True
+    kept = masks.clone()
+    kept[torch.tensor(drop, dtype=torch.bool)] = -10.0
+    return [(kept, scores, torch.tensor(drop, dtype=torch.float64))] * W
+
+
 def zigzag_join(parts, W, dim):
     """The whole sequence from W zigzag shards: rank r holds chunks r and 2W-1-r, in that order, along dim."""
     chunks = [None] * (2 * W)
@@ -1048,6 +1069,8 @@ def expected(name, args, W, mesh):
         return _range_attention(args, W), none
     if name == "78_magi1_tile_parallel_vae_decode":
         return _tiled_decode(args, W), none
+    if name == "81_sam3_allgather_iou_suppression":
+        return _mask_suppression(args, W), none
     if name == "86_tp_muon_orthogonalization":
         return _newton_schulz(args, W), none
     if name == "87_conv2d_boundary_exchange":

@@ -54,7 +54,7 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "67_gnn_sparse_embedding_all2all", "69_gnn_negative_scoring", "70_torchrec_kjt_all2all",
           "71_hyena_conv1d_boundary_exchange", "72_hyena_forward_cp", "73_vocab_parallel_cross_entropy_loss",
           "74_fla_kimi_delta_attention_cp_tp", "75_fla_gated_deltanet_cp", "77_magi1_cso_async_attention",
-          "78_magi1_tile_parallel_vae_decode", "82_vocab_parallel_log_prob_topk",
+          "78_magi1_tile_parallel_vae_decode", "81_sam3_allgather_iou_suppression", "82_vocab_parallel_log_prob_topk",
           "83_vocab_parallel_log_prob_topk_chunked",
           "84_vocab_parallel_log_prob_topk_chunked_backward", "86_tp_muon_orthogonalization",
           "87_conv2d_boundary_exchange"]
