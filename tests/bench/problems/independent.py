@@ -519,6 +519,49 @@ def _neighbor_sampling(args, W):
     return outs
 
 
+def _gaussian_splatting(args, W):
+    """61: every (camera, Gaussian) pair projected in float64 (covariance R S^2 R^T from the unit quaternion, camera
+    frame, perspective Jacobian with the frustum clamp, eps2d on the diagonal); pairs whose depth is in range and
+    whose radius box meets the image are kept. Rank r gets, sender by sender, the pairs of its camera; Gaussian
+    ids shifted by the Gaussians of ranks before r (PKB's offsets)."""
+    IW, IH, eps2d, near, far = args[0][7:12]
+    counts = [a[0].shape[0] for a in args]
+    outs = []
+    for r in range(W):
+        view, K = f64(args[r][5][0]), f64(args[r][6][0])
+        fx, fy, cx, cy = K[0, 0], K[1, 1], K[0, 2], K[1, 2]
+        pieces = [[] for _ in range(8)]
+        for s in range(W):
+            mu, q, sc = f64(args[s][0]), f64(args[s][1]), f64(args[s][2])
+            w, x, y, z = (q / q.norm(dim=1, keepdim=True)).unbind(1)
+            R = torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                             2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                             2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], dim=1).view(-1, 3, 3)
+            cov = R @ torch.diag_embed(sc * sc) @ R.transpose(1, 2)
+            pc = mu @ view[:3, :3].T + view[:3, 3]
+            covc = view[:3, :3] @ cov @ view[:3, :3].T
+            tz = pc[:, 2]
+            tx = tz * (pc[:, 0] / tz).clamp(-(cx / fx + 0.15 * IW / fx), (IW - cx) / fx + 0.15 * IW / fx)
+            ty = tz * (pc[:, 1] / tz).clamp(-(cy / fy + 0.15 * IH / fy), (IH - cy) / fy + 0.15 * IH / fy)
+            J = torch.zeros(len(tz), 2, 3, dtype=torch.float64)
+            J[:, 0, 0], J[:, 0, 2] = fx / tz, -fx * tx / tz ** 2
+            J[:, 1, 1], J[:, 1, 2] = fy / tz, -fy * ty / tz ** 2
+            c2 = J @ covc @ J.transpose(1, 2) + eps2d * torch.eye(2, dtype=torch.float64)
+            det = (c2[:, 0, 0] * c2[:, 1, 1] - c2[:, 0, 1] * c2[:, 1, 0]).clamp(min=1e-10)
+            conic = torch.stack([c2[:, 1, 1] / det, -(c2[:, 0, 1] + c2[:, 1, 0]) / 2 / det, c2[:, 0, 0] / det], dim=1)
+            m2 = torch.stack([fx * pc[:, 0] / tz + cx, fy * pc[:, 1] / tz + cy], dim=1)
+            radius = torch.ceil(3.33 * torch.stack([c2[:, 0, 0], c2[:, 1, 1]], dim=1).sqrt())
+            keep = (tz > near) & (tz < far) & (m2[:, 0] + radius[:, 0] > 0) & (m2[:, 0] - radius[:, 0] < IW) \
+                & (m2[:, 1] + radius[:, 1] > 0) & (m2[:, 1] - radius[:, 1] < IH)
+            ids = torch.nonzero(keep).reshape(-1)
+            for i, v in enumerate([torch.zeros(len(ids), dtype=torch.float64), f64(ids + sum(counts[:r])),
+                                   radius[ids], m2[ids], tz[ids], conic[ids], f64(args[s][3])[ids],
+                                   f64(args[s][4])[ids]]):
+                pieces[i].append(v)
+        outs.append(tuple(torch.cat(p) for p in pieces))
+    return outs
+
+
 def _spherical_conv(args, W, mesh):
     polar, azimuth = mesh["polar"], mesh["azimuth"]
     rank_of = lambda p, a: p * azimuth + a  # noqa: E731 - row-major over (polar, azimuth)
@@ -1035,6 +1078,8 @@ def expected(name, args, W, mesh):
         return _distributed_rfft(args, W), none
     if name == "60_physicsnemo_distributed_irfft":
         return _distributed_irfft(args, W), none
+    if name == "61_gsplat_3d_gaussian_splatting":
+        return _gaussian_splatting(args, W), none
     if name == "62_torchharmonics_spherical_convolution":
         return _spherical_conv(args, W, mesh), none
     if name == "63_deepmd_kalman_filter_optimizer":
