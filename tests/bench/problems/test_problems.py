@@ -36,25 +36,25 @@ PORTED = ["1_allreduce", "2_allgather", "3_broadcast", "4_reduce", "5_scatter", 
           "13_gemm_allreduce", "14_gemm_allgather", "15_combined_sharded_gemms", "16_gemm_reducescatter",
           "17_rope_allgather", "18_tp_rms_norm", "19_blocked_fp8_quantize", "20_blocked_fp8_dequantize",
           "21_clip_grad_norm_no_ep", "22_clip_grad_norm_ep", "23_grad_acc_loss", "24_load_balancing_loss_fn",
-          "25_importance_sampling_loss",
-          "26_moe_token_preprocess", "27_moe_all2all_primitive", "28_moe_pre_all2all", "29_moe_post_all2all",
-          "30_moe_epgroupgemm_lora_backward", "31_fused_moe_fwd", "32_fused_moe_fwd_lora",
+          "25_importance_sampling_loss", "26_moe_token_preprocess", "27_moe_all2all_primitive", "28_moe_pre_all2all",
+          "29_moe_post_all2all", "30_moe_epgroupgemm_lora_backward", "31_fused_moe_fwd", "32_fused_moe_fwd_lora",
           "33_ulysses_all_to_all_tensor_primitive", "34_ulysses_all_gather_into_tensor_primitive",
           "35_ulysses_all_gather_variable_primitive", "36_ulysses_gather_seq_scatter_heads",
           "37_ulysses_gather_heads_scatter_seq", "38_ulysses_gather_seq_scatter_heads_qkv",
           "39_ulysses_attention_e2e", "40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad",
           "43_fused_adam_grad_unshard_allgather", "44_quantized_grad_allreduce", "45_reducescatter_fused_rmsnorm",
-          "46_gemv_decode", "47_fsdp_step_e2e",
-          "48_fsdp_and_tp", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow",
-          "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "54_ring_attention", "55_ring_attention_tp",
-          "56_ring_attention_pp", "57_ring_attention_backward_dp", "58_openclip_contrastive_loss",
-          "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer",
-          "65_gnn_feature_exchange_all2all", "66_gnn_feature_exchange_all2all_backward",
-          "67_gnn_sparse_embedding_all2all", "68_gnn_sparse_feature_fetch_projection",
-          "69_gnn_negative_scoring", "70_torchrec_kjt_all2all",
+          "46_gemv_decode", "47_fsdp_step_e2e", "48_fsdp_and_tp", "49_moe_ep_balanced", "50_moe_ep_wide",
+          "51_moe_ep_narrow", "52_fp8_reduce_scatter_grads", "53_fp8_allgather_params", "54_ring_attention",
+          "55_ring_attention_tp", "56_ring_attention_pp", "57_ring_attention_backward_dp",
+          "58_openclip_contrastive_loss", "59_physicsnemo_distributed_rfft", "60_physicsnemo_distributed_irfft",
+          "61_gsplat_3d_gaussian_splatting", "62_torchharmonics_spherical_convolution",
+          "63_deepmd_kalman_filter_optimizer", "64_gnn_neighbor_sampling", "65_gnn_feature_exchange_all2all",
+          "66_gnn_feature_exchange_all2all_backward", "67_gnn_sparse_embedding_all2all",
+          "68_gnn_sparse_feature_fetch_projection", "69_gnn_negative_scoring", "70_torchrec_kjt_all2all",
           "71_hyena_conv1d_boundary_exchange", "72_hyena_forward_cp", "73_vocab_parallel_cross_entropy_loss",
           "74_fla_kimi_delta_attention_cp_tp", "75_fla_gated_deltanet_cp", "76_opensora_conv3d_allreduce",
-          "77_magi1_cso_async_attention", "79_dinov2_distributed_knn", "80_dinov2_distributed_sinkhorn_knopp",
+          "77_magi1_cso_async_attention", "78_magi1_tile_parallel_vae_decode", "79_dinov2_distributed_knn",
+          "80_dinov2_distributed_sinkhorn_knopp", "81_sam3_allgather_iou_suppression",
           "82_vocab_parallel_log_prob_topk", "83_vocab_parallel_log_prob_topk_chunked",
           "84_vocab_parallel_log_prob_topk_chunked_backward", "85_distributed_sample_sort",
           "86_tp_muon_orthogonalization", "87_conv2d_boundary_exchange"]
@@ -64,11 +64,13 @@ FLOAT32_TOO = {"13_gemm_allreduce", "16_gemm_reducescatter", "18_tp_rms_norm"}
 # backward and a float64 autograd check of it; 62: a 256-step loop over 16 MiB, and the dense float64 check of
 # it; 63: eight (1024, 1024) float64 covariances, recorded twice per rank; 68: a 4 GB table shard per rank;
 # 76 and 87: half a TFLOP of convolution per rank; 77: 3.6 TFLOP of attention per rank; 80: 16 M counter-based
-# scores per rank, drawn four times (see DRAW_SMALL_ONLY).
+# scores per rank, drawn four times (see DRAW_SMALL_ONLY); 60: every rank draws and transforms the shared
+# 20.7 M-value field.
 SMALL_ONLY = {"40_ddp", "41_zero1_optimizer_shard", "42_zero2_optimizer_shard_grad",
-              "62_torchharmonics_spherical_convolution", "63_deepmd_kalman_filter_optimizer",
-              "68_gnn_sparse_feature_fetch_projection", "76_opensora_conv3d_allreduce",
-              "77_magi1_cso_async_attention", "80_dinov2_distributed_sinkhorn_knopp", "87_conv2d_boundary_exchange"}
+              "60_physicsnemo_distributed_irfft", "62_torchharmonics_spherical_convolution",
+              "63_deepmd_kalman_filter_optimizer", "68_gnn_sparse_feature_fetch_projection",
+              "76_opensora_conv3d_allreduce", "77_magi1_cso_async_attention", "80_dinov2_distributed_sinkhorn_knopp",
+              "87_conv2d_boundary_exchange"}
 # Their default shape repeats 31's (the same MoE layer with other expert counts, or LoRA on top) at ~10 s each
 # of float64 expert MLPs: 31 checks the default shape for all of them.
 SMALL_ONLY |= {"32_fused_moe_fwd_lora", "49_moe_ep_balanced", "50_moe_ep_wide", "51_moe_ep_narrow"}
@@ -77,8 +79,8 @@ SMALL_ONLY |= {"32_fused_moe_fwd_lora", "49_moe_ep_balanced", "50_moe_ep_wide", 
 SMALL_ONLY |= {"25_importance_sampling_loss", "47_fsdp_step_e2e"}
 # Drawing their default-shape inputs takes about a minute of CPU (tens of millions of counter-based values; 68:
 # two billion): their distributions are checked at the small shape only.
-DRAW_SMALL_ONLY = {"68_gnn_sparse_feature_fetch_projection", "76_opensora_conv3d_allreduce",
-                   "77_magi1_cso_async_attention", "80_dinov2_distributed_sinkhorn_knopp",
+DRAW_SMALL_ONLY = {"60_physicsnemo_distributed_irfft", "68_gnn_sparse_feature_fetch_projection",
+                   "76_opensora_conv3d_allreduce", "77_magi1_cso_async_attention", "80_dinov2_distributed_sinkhorn_knopp",
                    "87_conv2d_boundary_exchange"}
 # 25: its default weight (32000 x 1024) takes ~20 s to draw on the CPU.
 DRAW_SMALL_ONLY |= {"25_importance_sampling_loss"}
@@ -251,7 +253,7 @@ def test_roofline_formulas_are_sane(name):
 
 def _check_values(where, t, decl):
     values = decl["values"]
-    x = t.to(torch.float64).reshape(-1)
+    x = (torch.view_as_real(t) if t.is_complex() else t).to(torch.float64).reshape(-1)
     assert torch.isfinite(x).all(), f"{where}: not finite"
     if values == "normal" and x.numel() >= 256:
         mean, std = decl.get("mean", 0.0), decl.get("std", 1.0)

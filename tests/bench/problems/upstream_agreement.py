@@ -9,10 +9,11 @@ reference/<id>_<stem>.py on separate copies of them. Where our signature differs
 translated: 62's psi_indices, psi_values and psi_size become PKB's sparse COO psi; 48's two groups are dropped
 (PKB builds them in the call); 29's shape list becomes a torch.Size, and the weight and bias tensors of 31, 32
 and 49-51 nn.Linear modules. Under gloo, PKB's list-form dist.all_to_all (which torch 2.11's gloo refuses) is
-carried by all_to_all_single, and an all_gather_into_tensor into a stacked output (which gloo refuses) by the same
-gather on flat views. Prints per problem and rank whether the outputs (and in-place arguments) are bitwise equal,
-else the largest difference and how many elements our problem's rule would reject. Exit 0 when every problem
-agrees within its rule.
+carried by all_to_all_single, an all_gather_into_tensor into a stacked output (which gloo refuses) by the same
+gather on flat views, and an all_gather of tensors of uneven lengths (which gloo refuses) by a padded one;
+complex pieces travel as their reals. Prints per problem and rank whether the outputs (and in-place arguments)
+are bitwise equal, else the largest difference and how many elements our problem's rule would reject. Exit 0
+when every problem agrees within its rule.
 """
 
 import argparse
@@ -58,8 +59,18 @@ def leaves(x, path="output"):
     return [(path, x)]
 
 
+def real_view(t):
+    """A complex tensor as its reals (gloo carries real dtypes only)."""
+    return torch.view_as_real(t) if t.is_complex() else t
+
+
+def wide(t):
+    return t.to(torch.complex128 if t.is_complex() else torch.float64)
+
+
 def list_all_to_all(outputs, inputs, group=None, async_op=False):
     """dist.all_to_all over all_to_all_single: flat pieces, so shapes may differ per peer."""
+    outputs, inputs = [real_view(t) for t in outputs], [real_view(t.contiguous()) for t in inputs]
     flat_in = torch.cat([t.reshape(-1) for t in inputs])
     flat_out = torch.empty(sum(t.numel() for t in outputs), dtype=flat_in.dtype, device=flat_in.device)
     dist.all_to_all_single(flat_out, flat_in, output_split_sizes=[t.numel() for t in outputs],
@@ -76,6 +87,21 @@ def flat_all_gather_into_tensor(output_tensor, input_tensor, group=None, async_o
 
 
 REAL_ALL_GATHER_INTO_TENSOR = dist.all_gather_into_tensor
+REAL_ALL_GATHER = dist.all_gather
+
+
+def uneven_all_gather(tensor_list, tensor, group=None, async_op=False):
+    """dist.all_gather of tensors whose first dimension differs by rank (gloo refuses it): every rank pads its
+    tensor to the longest, the padded ones are gathered and each is cut back to its list entry's length."""
+    if all(t.shape == tensor.shape for t in tensor_list):
+        return REAL_ALL_GATHER(tensor_list, tensor, group=group, async_op=async_op)
+    longest = max(t.shape[0] for t in tensor_list)
+    padded = tensor.new_zeros((longest,) + tuple(tensor.shape[1:]))
+    padded[:tensor.shape[0]] = tensor
+    gathered = [torch.empty_like(padded) for _ in tensor_list]
+    REAL_ALL_GATHER(gathered, padded, group=group)
+    for t, g in zip(tensor_list, gathered):
+        t.copy_(g[:t.shape[0]])
 
 
 def linear(weight, bias):
@@ -108,7 +134,7 @@ def rejected(path, ours, theirs, spec):
     if path.startswith("input"):
         rule = next(a for a in spec["inputs"] if a.get("in_place"))
     mode = rule.get("mode", "allclose")
-    a, b = theirs.to(torch.float64), ours.to(torch.float64)
+    a, b = wide(theirs), wide(ours)
     if mode == "norm":
         return int((a - b).norm() > rule["max_rel_norm"] * b.norm())
     if mode == "ulp":
@@ -150,6 +176,7 @@ def rank_main(opts):
             if opts.device == "cpu":
                 dist.all_to_all = list_all_to_all
                 dist.all_gather_into_tensor = flat_all_gather_into_tensor
+                dist.all_gather = uneven_all_gather
             try:
                 theirs = theirs_fn(*pkb)
             except Exception as e:  # noqa: BLE001 - e.g. a Triton kernel on a CPU tensor
@@ -159,6 +186,7 @@ def rank_main(opts):
             finally:
                 dist.all_to_all = real_all_to_all
                 dist.all_gather_into_tensor = REAL_ALL_GATHER_INTO_TENSOR
+                dist.all_gather = REAL_ALL_GATHER
             compared = list(zip(leaves(ours), leaves(theirs)))
             for i in problem.in_place:
                 compared += list(zip(leaves(mine[i], f"input[{i}]"), leaves(pkb[i], f"input[{i}]")))
@@ -176,7 +204,7 @@ def rank_main(opts):
                     a, b = a.detach().cpu(), b.detach().cpu()  # PKB returns parameters that require grad
                     entry["bitwise"] = bool(torch.equal(a.view(torch.uint8) if a.element_size() == 1 else a,
                                                         b.view(torch.uint8) if b.element_size() == 1 else b))
-                    diff = (a.to(torch.float64) - b.to(torch.float64)).abs()
+                    diff = (wide(a) - wide(b)).abs()
                     entry["max_abs_diff"] = float(diff.max()) if diff.numel() else 0.0
                     entry["rejected_by_rule"] = rejected(path, a, b, spec)
                     entry["elements"] = a.numel()
