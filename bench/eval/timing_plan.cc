@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -132,27 +133,46 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
         cand_own, cand_implied, ref_own, ref_implied));
   }
 
-  // Reference blocks right after a candidate block against those after a reference block.
-  std::vector<const block_record*> ref_used = ref;
+  // Reference blocks right after a candidate block against those after a reference block. A set
+  // that runs after the other one can be slower for two reasons: work the candidate left running
+  // (only the reference's blocks after the candidate suffer), or the switch itself (cold caches
+  // of a host-bound call: both sets' blocks after the other set's suffer). Either way each set is
+  // then timed by its blocks after a block of its own: that leaves out the reference blocks the
+  // candidate slowed, and keeps in the candidate's the work it left running into its own next
+  // block; discounting the reference's switches alone would charge an honest candidate for them.
+  std::vector<const block_record*> ref_used = ref, cand_used = cand;
   {
-    std::vector<double> after_cand, after_ref;
-    std::vector<const block_record*> clean;
-    for (const auto* b : ref) {
-      const double per_call = t.wall_clock ? implied(*b) / std::max<std::size_t>(1, b->ms.size()) : median(b->ms);
-      if (b->after == set_role::candidate) after_cand.push_back(per_call);
-      if (b->after == set_role::reference) {
-        after_ref.push_back(per_call);
-        clean.push_back(b);
+    auto split = [&](const std::vector<const block_record*>& bs, set_role self) {
+      std::vector<double> after_other, after_self;
+      std::vector<const block_record*> clean;
+      for (const auto* b : bs) {
+        const double per_call = t.wall_clock ? implied(*b) / std::max<std::size_t>(1, b->ms.size()) : median(b->ms);
+        if (!b->after) continue;
+        if (*b->after == self) {
+          after_self.push_back(per_call);
+          clean.push_back(b);
+        } else {
+          after_other.push_back(per_call);
+        }
       }
-    }
-    if (after_cand.size() >= 3 && after_ref.size() >= 3) {
-      const double slow = median(after_cand), fast = median(after_ref);
+      return std::tuple{after_other, after_self, clean};
+    };
+    const auto [ref_after_cand, ref_after_ref, ref_clean] = split(ref, set_role::reference);
+    const auto [cand_after_ref, cand_after_cand, cand_clean] = split(cand, set_role::candidate);
+    if (ref_after_cand.size() >= 3 && ref_after_ref.size() >= 3) {
+      const double slow = median(ref_after_cand), fast = median(ref_after_ref);
       if (slow > 1.03 * fast + 0.005) {
+        const bool cand_too = cand_after_cand.size() >= 3;
         t.flags.push_back(fmt::format(
             "reference blocks right after a candidate block took {:.4f} ms per call, those after a reference "
-            "block {:.4f} ms: work the candidate left running slowed the reference; only the latter count",
-            slow, fast));
-        ref_used = clean;
+            "block {:.4f} ms (the candidate's: {} after a reference block, {} after its own): work the candidate "
+            "left running, or the switch between the sets, slowed the reference; only blocks after a block of "
+            "the same set count{}",
+            slow, fast, cand_after_ref.empty() ? std::string("-") : fmt::format("{:.4f}", median(cand_after_ref)),
+            cand_after_cand.empty() ? std::string("-") : fmt::format("{:.4f}", median(cand_after_cand)),
+            cand_too ? "" : " (the reference's only: too few candidate blocks after its own)"));
+        ref_used = ref_clean;
+        if (cand_too) cand_used = cand_clean;
       }
     }
   }
@@ -169,7 +189,7 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
     return out;
   };
   t.reference_ms = calls(ref_used);
-  t.candidate_ms = calls(cand);
+  t.candidate_ms = calls(cand_used);
   return t;
 }
 

@@ -21,8 +21,10 @@ block_record blk(set_role who, double per_call, double wall, std::optional<set_r
 
 // A trial of ABBA pairs: the reference's calls take ref_ms, the candidate's cand_ms (its clock
 // reports cand_claim), each block's wall-clock is the null block's plus the calls' real time.
+// spill_ms: what the candidate's leftover work adds to a reference call right after it; switch_ms:
+// what a call of either set costs more right after the other set's block (cold caches).
 std::vector<block_record> trial(double ref_ms, double cand_ms, double cand_claim, double null_wall = 1.0,
-                                double spill_ms = 0) {
+                                double spill_ms = 0, double switch_ms = 0) {
   std::vector<block_record> bs;
   bs.push_back(blk(set_role::reference, 0, null_wall, std::nullopt, true));
   std::optional<set_role> last;
@@ -30,14 +32,21 @@ std::vector<block_record> trial(double ref_ms, double cand_ms, double cand_claim
     for (set_role who : p % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
                                    : std::vector{set_role::candidate, set_role::reference}) {
       const bool after_cand = last == set_role::candidate;
-      const double real = who == set_role::reference ? ref_ms + (after_cand ? spill_ms : 0) : cand_ms;
-      const double claim = who == set_role::reference ? real : cand_claim;
+      const double cold = last && *last != who ? switch_ms : 0;
+      const double real = who == set_role::reference ? ref_ms + (after_cand ? spill_ms : 0) + cold : cand_ms + cold;
+      const double claim = who == set_role::reference ? real : cand_claim + cold;
       bs.push_back(blk(who, claim, null_wall + 5 * real, last));
       last = who;
     }
     if (p % 10 == 9) bs.push_back(blk(set_role::reference, 0, null_wall, std::nullopt, true));
   }
   return bs;
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
 double median(std::vector<double> v) {
@@ -76,6 +85,24 @@ TEST(timing_plan, leftover_work_that_slows_the_next_reference_block_is_discounte
   ASSERT_FALSE(t.flags.empty());
   EXPECT_NE(t.flags.back().find("left running"), std::string::npos);
   EXPECT_DOUBLE_EQ(median(t.reference_ms), 0.040) << "only reference blocks after reference blocks count";
+}
+
+TEST(timing_plan, leftover_work_running_into_the_candidates_own_next_block_counts) {
+  // As above, and the leftover also slows the candidate's block after its own: that block counts.
+  std::vector<block_record> bs = trial(0.040, 0.010, 0.010, 1.0, 0.040);
+  for (block_record& b : bs)
+    if (b.who == set_role::candidate && b.after == set_role::candidate) b.ms.assign(5, 0.050);
+  const trial_timing t = judge_timing(bs);
+  EXPECT_NEAR(mean(t.candidate_ms), 0.050, 1e-12) << "only candidate blocks after candidate blocks count";
+}
+
+TEST(timing_plan, a_switch_that_slows_both_sets_is_no_speedup) {
+  // A host-bound call runs 25% slower right after the other set's block, whichever set it is.
+  const trial_timing t = judge_timing(trial(0.040, 0.040, 0.040, 1.0, 0, 0.010));
+  ASSERT_FALSE(t.flags.empty());
+  EXPECT_NE(t.flags.back().find("switch between the sets"), std::string::npos);
+  EXPECT_NEAR(mean(t.reference_ms), 0.040, 1e-12);
+  EXPECT_NEAR(mean(t.candidate_ms), 0.040, 1e-12);
 }
 
 TEST(timing_plan, a_slightly_slow_clock_reading_is_not_flagged) {
