@@ -86,6 +86,11 @@ bool looks_like_number(const std::string& word) {
   return word.size() > 1 && word[0] == '-' && (std::isdigit(static_cast<unsigned char>(word[1])) || word[1] == '.');
 }
 
+// "did you mean 'a'?", or "'a' or 'b'?" when a typo is as near to both.
+std::string did_you_mean(const std::vector<std::string>& words) {
+  return fmt::format("did you mean '{}'?", fmt::join(words, "' or '"));
+}
+
 // An unknown command or option left over by the parse, named with the nearest known one. CLI11
 // reports what it checks first (often a required option), so this is looked for before its message.
 std::optional<std::string> misspelling(const CLI::App& app) {
@@ -97,18 +102,18 @@ std::optional<std::string> misspelling(const CLI::App& app) {
       for (const CLI::App* sub : app.get_subcommands({})) {
         if (!sub->get_group().empty()) commands.push_back(sub->get_name());
       }
-      const auto near = pk::config::nearest(word, commands);
+      const auto near = pk::config::nearest_all(word, commands);
       return fmt::format("unknown command '{}'; {}", word,
-                         near ? fmt::format("did you mean '{}'?", *near)
-                              : fmt::format("the commands are: {}", fmt::join(commands, ", ")));
+                         near.empty() ? fmt::format("the commands are: {}", fmt::join(commands, ", "))
+                                      : did_you_mean(near));
     }
   }
   const CLI::App& c = chosen.empty() ? app : *chosen.front();
   for (const std::string& word : c.remaining()) {
     if (word.size() < 2 || word[0] != '-' || looks_like_number(word)) continue;
     const std::string name = word.substr(0, word.find('='));
-    const auto near = pk::config::nearest(name, option_names(c));
-    return fmt::format("unknown option '{}'{}", name, near ? fmt::format("; did you mean '{}'?", *near) : "");
+    const auto near = pk::config::nearest_all(name, option_names(c));
+    return fmt::format("unknown option '{}'{}", name, near.empty() ? "" : "; " + did_you_mean(near));
   }
   return std::nullopt;
 }

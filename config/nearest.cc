@@ -3,6 +3,7 @@
 #include "config/nearest.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace pk::config {
 
@@ -27,18 +28,24 @@ std::size_t distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates) {
+std::vector<std::string> nearest_all(std::string_view word, const std::vector<std::string>& candidates) {
   const std::size_t allowed = word.size() <= 4 ? 1 : 2;
-  std::optional<std::string> best;
+  std::vector<std::string> best;
   std::size_t best_distance = allowed + 1;
   for (const std::string& c : candidates) {
     const std::size_t d = distance(word, c);
-    if (d < best_distance && d < std::max(word.size(), c.size())) {
-      best = c;
-      best_distance = d;
-    }
+    if (d > best_distance || d >= std::max(word.size(), c.size())) continue;
+    if (d < best_distance) best.clear();
+    best.push_back(c);
+    best_distance = d;
   }
   return best;
+}
+
+std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  auto all = nearest_all(word, candidates);
+  if (all.empty()) return std::nullopt;
+  return std::move(all.front());
 }
 
 }  // namespace pk::config

@@ -13,4 +13,8 @@ namespace pk::config {
 /// words of up to 4 letters, two for longer ones); nullopt when none is. Ties go to the first.
 std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates);
 
+/// Every candidate at that least distance, in their order: a typo one step from two words
+/// ("--modle": "--mode" and "--model") names both rather than guessing. Empty when none is close.
+std::vector<std::string> nearest_all(std::string_view word, const std::vector<std::string>& candidates);
+
 }  // namespace pk::config

@@ -42,6 +42,10 @@ TEST(pkagent_cli, AMisspeltOptionIsNamedWithTheNearestOne) {
   const auto sandbox = run_pkagent({"sandbox", "--timout", "5", "--", "true"});
   EXPECT_EQ(sandbox.status, 2) << sandbox.out;
   EXPECT_TRUE(has(sandbox, "did you mean '--timeout'?")) << sandbox.out;
+  // One step from two options: both are named, not the first one found.
+  const auto run = run_pkagent({"run", "--modle", "demo", "--problems", "1"});
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_TRUE(has(run, "unknown option '--modle'; did you mean '--mode' or '--model'?")) << run.out;
 }
 
 TEST(pkagent_cli, AMisspeltCommandIsNamedWithTheNearestOne) {

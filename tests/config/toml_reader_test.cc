@@ -60,6 +60,11 @@ TEST(nearest, suggests_only_likely_typos) {
   EXPECT_EQ(nearest("evla", {"eval", "episode", "run"}), "eval");
   EXPECT_EQ(nearest("x", {"q"}), std::nullopt);  // everything changed is no typo
   EXPECT_EQ(nearest("step", {}), std::nullopt);
+  // A word one step from two candidates: nearest_all names both, in their order.
+  EXPECT_EQ(nearest_all("--modle", {"--mode", "--model", "--models"}),
+            (std::vector<std::string>{"--mode", "--model"}));
+  EXPECT_EQ(nearest_all("--problme", flags), std::vector<std::string>{"--problem"});
+  EXPECT_TRUE(nearest_all("--frobnicate", flags).empty());
 }
 
 TEST(toml_string, makes_any_text_a_toml_string) {
