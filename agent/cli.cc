@@ -142,7 +142,7 @@ void add_episode(CLI::App& app, int& exit_code) {
       return;
     }
     if (a->workspace.empty() || a->model.empty() || (a->task.empty() == a->task_file.empty()))
-      throw CLI::ValidationError("episode", "a new episode needs --workspace, --model and exactly one of "
+      throw CLI::ValidationError("a new episode needs --workspace, --model and exactly one of "
                                             "--task or --task-file");
     task_spec task{a->id.empty() ? fs::absolute(a->workspace).filename().string() : a->id,
                    a->task_file.empty() ? a->task : read_file(a->task_file, "the task file"),
@@ -208,7 +208,7 @@ void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
     add_evaluator(o, task);
     const bool fork = a->from_step >= 0;
     if (fork && (a->model.empty() || a->out.empty()))
-      throw CLI::ValidationError("replay", "--from-step needs --model NAME and --out DIR");
+      throw CLI::ValidationError("--from-step needs --model NAME and --out DIR");
     fs::path out = a->out;
     // The default directory of a replay is temporary: removed however the replay ends.
     struct removed_at_exit {
@@ -241,6 +241,7 @@ void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
     recorded.model = "replay";
     o.model = recorded;
     episode_result r = replay_episode(t, t.complete_steps(), task, o, nullptr, out);
+    const bool run_episode = tools != nullptr;
     tools.reset();  // its server and leases end with the replay
     transcript_file now = read_transcript(r.transcript);
     int differing = 0;
@@ -248,10 +249,12 @@ void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
       fmt::print("step {:>3}: {}{}\n", m.step, to_string(m.result), m.detail.empty() ? "" : "  " + m.detail);
       differing += m.result == step_match::differs || m.result == step_match::missing;
     }
-    fmt::print("outcome then: {}, score {}\noutcome now:  {}, score {}\n",
+    // A run episode's verdict comes from its final scoring, which a replay does not repeat.
+    fmt::print("outcome then: {}, {}\noutcome now:  {}, {}\n",
                t.finished() ? t.outcome.value("reason", "?") : "unfinished",
-               t.finished() ? t.outcome.value("score", json()).dump() : "null",
-               now.outcome.value("reason", "?"), now.outcome.value("score", json()).dump());
+               verdict_text(t).value_or("no verdict (nothing scored it)"), now.outcome.value("reason", "?"),
+               verdict_text(now).value_or(run_episode ? "not scored again (`pkagent run` scores an episode on hidden inputs)"
+                                                : "no verdict (nothing scored it)"));
     if (tmp.dir.empty()) fmt::print("new transcript: {}\n", r.transcript.string());
     exit_code = differing == 0 ? 0 : 1;
   });

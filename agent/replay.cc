@@ -23,15 +23,17 @@ std::string fenced(const std::string& body, const std::string& lang = "") {
   return fmt::format("{}{}\n{}{}\n", fence, lang, text, fence);
 }
 
+constexpr const char* no_verdict = "no verdict (nothing scored it: no check ran)";
+
 std::string one_line(std::string s, std::size_t max = 80) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   if (s.size() > max) s = s.substr(0, max - 3) + "...";
   return s;
 }
 
-// The verdict on the episode's work, from where it was judged: the final scoring of a `pkagent
-// run` episode (result.json beside the transcript), else the task's check (the evaluation event).
-std::string verdict_text(const transcript_file& t) {
+}  // namespace
+
+std::optional<std::string> verdict_text(const transcript_file& t) {
   std::ifstream in(t.path.parent_path() / "result.json");
   const json result = in ? json::parse(in, nullptr, false) : json();
   if (result.is_object() && result.contains("verdict")) {
@@ -44,16 +46,27 @@ std::string verdict_text(const transcript_file& t) {
     if (e["type"] == "evaluation")
       return fmt::format("verdict {} (the task's check, score {})", e.value("passed", false) ? "passed" : "failed",
                          e.value("score", json()).dump());
-  return "no verdict (nothing scored it: no check ran)";
+  return std::nullopt;
 }
+
+namespace {
 
 // The reply ended because it reached the output token limit per reply.
 bool cut_at_limit(const json& response) { return response.value("finish", "") == "length"; }
 
-std::string usage_line(const json& r) {
+// Dollars as spent, or "$ unknown" for a model recorded without prices (a local server): $0 would
+// read as free.
+std::string dollars_text(const transcript_file& t, double dollars) {
+  const json& h = t.header;
+  const bool unknown = h.is_object() && h.contains("model") &&
+                       !h["model"].value("prices_usd_per_mtok", json::object()).value("known", true);
+  return unknown ? std::string("$ unknown") : fmt::format("${:.4f}", dollars);
+}
+
+std::string usage_line(const transcript_file& t, const json& r) {
   const json& u = r.value("usage", json::object());
-  return fmt::format("{} in / {} out tokens, ${:.4f}, {:.1f} s", u.value("input", 0),
-                     u.value("output", 0), r.value("cost_usd", 0.0), r.value("latency_ms", 0) / 1000.0);
+  return fmt::format("{} in / {} out tokens, {}, {:.1f} s", u.value("input", 0), u.value("output", 0),
+                     dollars_text(t, r.value("cost_usd", 0.0)), r.value("latency_ms", 0) / 1000.0);
 }
 
 std::string render_md(const transcript_file& t) {
@@ -82,7 +95,7 @@ std::string render_md(const transcript_file& t) {
     } else if (type == "response") {
       const json& r = e["response"];
       md << fmt::format("\n## Step {}\n\n**Model**{} ({}){}:\n\n", e["step"].get<int>(),
-                        e.value("replayed", false) ? " (replayed)" : "", usage_line(r),
+                        e.value("replayed", false) ? " (replayed)" : "", usage_line(t, r),
                         cut_at_limit(r) ? ", **cut at the output token limit** (finish=length)" : "");
       // Model text is shown verbatim in a fence: markup in it (an open fence, "<|im_end|>") stays text.
       if (!r.value("text", "").empty()) md << fenced(r.value("text", ""), "text") << "\n";
@@ -108,10 +121,10 @@ std::string render_md(const transcript_file& t) {
   if (t.finished()) {
     const json& o = t.outcome;
     const json& x = o["totals"];
-    md << fmt::format("\n## Outcome\n\n**{}**: {} — {} steps, {}, {} in / {} out tokens, ${:.4f}, "
+    md << fmt::format("\n## Outcome\n\n**{}**: {} — {} steps, {}, {} in / {} out tokens, {}, "
                       "{:.1f} s wall\n",
-                      o.value("reason", "?"), o.value("message", ""), o.value("steps", 0), verdict_text(t),
-                      x.value("input_tokens", 0), x.value("output_tokens", 0), x.value("dollars", 0.0),
+                      o.value("reason", "?"), o.value("message", ""), o.value("steps", 0), verdict_text(t).value_or(no_verdict),
+                      x.value("input_tokens", 0), x.value("output_tokens", 0), dollars_text(t, x.value("dollars", 0.0)),
                       x.value("wall_seconds", 0.0));
   } else {
     md << "\n## Outcome\n\n**unfinished**: the transcript ends before the episode did (crashed or "
@@ -142,7 +155,7 @@ std::string render_text(const transcript_file& t) {
     out << fmt::format("step {:>3}  {}{}\n", n, what, result);
   }
   out << (t.finished() ? fmt::format("outcome: {} ({}), {}\n", t.outcome.value("reason", "?"),
-                                     t.outcome.value("message", ""), verdict_text(t))
+                                     t.outcome.value("message", ""), verdict_text(t).value_or(no_verdict))
                        : std::string("outcome: unfinished\n"));
   for (const auto& p : t.problems) out << fmt::format("problem: line {}: {}\n", p.line, p.reason);
   return out.str();

@@ -2,6 +2,7 @@
 // with the recording, step by step.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,11 @@ namespace pk::agent {
 /// The conversation and outcome as Markdown (`md`) or as one line per step (`text`). Problems
 /// found while reading are listed at the end; the readable part is always shown.
 std::string render_transcript(const transcript_file& t, const std::string& format);
+
+/// The verdict on the episode's work, from where it was judged: the final scoring of a `pkagent
+/// run` episode (result.json beside the transcript), else the task's check; nullopt when nothing
+/// scored it.
+std::optional<std::string> verdict_text(const transcript_file& t);
 
 struct step_match {
   enum verdict { identical, measured_only, differs, missing };

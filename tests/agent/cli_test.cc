@@ -68,6 +68,11 @@ TEST(pkagent_cli, ParseErrorsOfEveryKindExitWithTwo) {
   const auto r = run_pkagent({"run", "--sandbox", "docker", "--out", "/tmp/pk-never"});
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_TRUE(has(r, "'docker' is not an isolation")) << "parsed by parse_isolation: " << r.out;
+  // A check of the command's own says what is missing once, under the command's name.
+  const auto e = run_pkagent({"episode", "--model", "demo", "--out", "/tmp/pk-never-created"});
+  EXPECT_EQ(e.status, 2) << e.out;
+  EXPECT_TRUE(has(e, "pkagent episode: a new episode needs --workspace")) << e.out;
+  EXPECT_FALSE(fs::exists("/tmp/pk-never-created"));
 }
 
 TEST(pkagent_cli, HelpShowsTheExitStatusTable) {

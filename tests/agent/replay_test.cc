@@ -27,7 +27,8 @@ TEST_F(replay_test, ReproducesIdenticalObservationsAndFlagsAPlantedDifference) {
   EXPECT_EQ(output.find("DIFFERS"), std::string::npos) << output;
   EXPECT_NE(output.find("step   3: identical"), std::string::npos) << output;
   EXPECT_NE(output.find("outcome then: submitted"), std::string::npos) << output;
-  EXPECT_NE(output.find("outcome now:  submitted"), std::string::npos) << output;
+  EXPECT_NE(output.find("outcome now:  submitted, no verdict (nothing scored it)"), std::string::npos) << output;
+  EXPECT_EQ(output.find("score null"), std::string::npos) << output;
   EXPECT_EQ(fake_.requests().size(), 4u) << "replay must not call the model";
   EXPECT_EQ(output.find("pkb tool attached"), std::string::npos) << "this episode used no pkb";
   // --device is for the pkb commands of run episodes; this one has none.
@@ -121,6 +122,17 @@ TEST_F(replay_test, MarkdownFencesModelTextAndShowsTheVerdict) {
   EXPECT_NE(md.find("verdict mismatch (final scoring on hidden inputs)"), std::string::npos) << md;
   ASSERT_EQ(pkagent({"replay", out.string(), "--no-exec", "--format", "text"}, &md), 0) << md;
   EXPECT_NE(md.find("verdict mismatch"), std::string::npos) << md;
+
+  // A model recorded without prices (a local server) spent an unknown amount, not $0.
+  std::string unpriced;
+  for (json e : read_transcript(out / "transcript.jsonl").events) {
+    if (e["type"] == "header") e["model"]["prices_usd_per_mtok"]["known"] = false;
+    unpriced += e.dump() + "\n";
+  }
+  write_file(out / "transcript.jsonl", unpriced);
+  ASSERT_EQ(pkagent({"replay", out.string(), "--no-exec", "--format", "md"}, &md), 0) << md;
+  EXPECT_NE(md.find("$ unknown"), std::string::npos) << md;
+  EXPECT_EQ(md.find("$0.0000"), std::string::npos) << md;
 }
 
 }  // namespace
