@@ -236,6 +236,8 @@ TEST_F(run_cli_test, ADemoAgentEpisodeReplaysAndForksWithItsPkbTool) {
   std::string text;
   ASSERT_EQ(pkagent({"run", "--mode", "agent", "--model", "demo", "--problems", "1", "--device", "cpu", "--trials",
                      "1", "--check-trials", "1", "--no-perf", "--out", out.string(), "-q"}, &text), 0) << text;
+  EXPECT_EQ(text.find("1_allreduce/sample-0  bash:"), std::string::npos) << "-q prints no progress lines:\n" << text;
+  EXPECT_NE(text.find("ended: submitted 1"), std::string::npos) << "the summary stays:\n" << text;
   const fs::path episode = out / "episodes" / "1_allreduce" / "sample-0";
   const agent::transcript_file recorded = agent::read_transcript(episode / "transcript.jsonl");
   ASSERT_EQ(recorded.complete_steps(), 4) << text;
