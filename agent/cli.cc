@@ -45,12 +45,22 @@ struct agent_args {
     o.cfg = cfg;
     o.prompts = prompt_set::load(or_default(prompts_dir, "prompts"));
     o.sandbox = sandbox;
-    if (!quiet) o.on_event = print_progress;
+    if (!quiet) o.on_event = progress_printer();
     return o;
   }
   agent_config base_config() const { return load_agent_config(or_default(config_file, "config/agent.toml")); }
 
-  static void print_progress(const json& e) {
+  // Progress lines on stderr. The header says whether the model has prices: without them the
+  // spend is unknown, which $0 would misstate as free.
+  static std::function<void(const json&)> progress_printer() {
+    return [prices_known = true](const json& e) mutable {
+      if (e["type"] == "header")
+        prices_known = e["model"].value("prices_usd_per_mtok", json::object()).value("known", true);
+      print_progress(e, prices_known);
+    };
+  }
+
+  static void print_progress(const json& e, bool prices_known) {
     const std::string type = e["type"];
     if (type == "response") {
       const json& a = e["action"];
@@ -68,9 +78,10 @@ struct agent_args {
                  e["score"].dump());
     } else if (type == "outcome") {
       const json& x = e["totals"];
-      fmt::print(stderr, "outcome: {} ({}) after {} steps, {} in / {} out tokens, ${:.4f}, {:.1f} s\n",
+      fmt::print(stderr, "outcome: {} ({}) after {} steps, {} in / {} out tokens, {}, {:.1f} s\n",
                  e["reason"].get<std::string>(), e["message"].get<std::string>(), e["steps"].get<int>(),
-                 x["input_tokens"].get<long>(), x["output_tokens"].get<long>(), x["dollars"].get<double>(),
+                 x["input_tokens"].get<long>(), x["output_tokens"].get<long>(),
+                 prices_known ? fmt::format("${:.4f}", x["dollars"].get<double>()) : std::string("$ unknown"),
                  x["wall_seconds"].get<double>());
     }
   }

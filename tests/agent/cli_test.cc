@@ -125,5 +125,21 @@ TEST_F(agent_test, AnEpisodeEndedByALimitExitsWithOne) {
   EXPECT_NE(output.find("already finished"), std::string::npos) << output;
 }
 
+TEST_F(agent_test, AModelWithoutPricesSpendsAnUnknownAmountNotZero) {
+  // The same model with its price line taken out, as a local server's entry would be.
+  std::string table = read_file(models_);
+  const auto price = table.find("price = ");
+  ASSERT_NE(price, std::string::npos);
+  table.erase(price, table.find('\n', price) + 1 - price);
+  write_file(models_, table);
+  fake_.load(script(action_format::tools, {"true", "submit"}));
+  std::string output;
+  auto args = episode_args(dir_ / "unpriced", action_format::tools);
+  args.pop_back();  // -q: the progress is what this test reads
+  ASSERT_EQ(pkagent(args, &output), 0) << output;
+  EXPECT_NE(output.find("out tokens, $ unknown,"), std::string::npos) << output;
+  EXPECT_EQ(output.find("$0.0000"), std::string::npos) << output;
+}
+
 }  // namespace
 }  // namespace pk::agent::test
