@@ -163,10 +163,15 @@ class driver {
     rank_set& s = who == set_role::reference ? *ref_ : cand_;
     const std::string phase = fmt::format("timing {}", t);
     const int calls = plan_.timing.block_calls;
+    const bool commits = !null && !warmup;
     s.resume();
     const auto t0 = clock::now();
-    s.send_all({{"cmd", "block"}, {"block", blocks_run_++}, {"hold_ms", hold}, {"null", null}, {"calls", calls}});
-    const bool commits = !null && !warmup;
+    s.send_all({{"cmd", "block"},
+                {"block", blocks_run_++},
+                {"hold_ms", hold},
+                {"null", null},
+                {"calls", calls},
+                {"commit", commits}});
     const auto replies = await({&s}, phase, plan_.phase_timeout_s, !commits)[0];
     block_record b;
     b.who = who;
@@ -195,11 +200,12 @@ class driver {
     return b;
   }
 
-  // The set commits to every output of the block it just ran (output_commit.h), on the judge's
-  // clock: outputs made only now show in b.commit_ms.
+  // The set commits to every output of the block it just ran (output_commit.h), in a second answer
+  // to the block's command, on the judge's clock from the block's answer on: outputs made only now
+  // show in b.commit_ms.
   void commit(block_record& b, rank_set& s, const std::string& phase) {
     const auto t0 = clock::now();
-    s.send_all({{"cmd", "commit"}});
+    s.await_second_answer();
     const auto replies = await({&s}, phase, plan_.phase_timeout_s)[0];
     b.commit_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     if (b.who != set_role::candidate) return;

@@ -52,6 +52,7 @@ struct link {
   std::deque<json> inbox;
   bool closed = false;
   std::optional<long> awaiting;  ///< the id of the command whose reply is due
+  std::optional<long> last_sent;  ///< the id of the last command sent
 };
 
 int peer_pid(int fd) {
@@ -326,8 +327,13 @@ void rank_set::send(int rank, json command) {
   const long id = impl_->next_id++;
   command["id"] = id;
   l.awaiting = id;
+  l.last_sent = id;
   impl_->awaiting_ready = false;
   impl_->write_line(l, command.dump() + "\n");
+}
+
+void rank_set::await_second_answer() {
+  for (link& l : impl_->ranks) l.awaiting = l.last_sent;
 }
 
 void rank_set::send_all(const json& command) {

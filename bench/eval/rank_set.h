@@ -107,6 +107,9 @@ class rank_set {
   void send(int rank, nlohmann::json command);
   /// send() to every rank.
   void send_all(const nlohmann::json& command);
+  /// Makes every rank's last command due once more: for a command answered twice (a timing block
+  /// and the commitment that follows it), the second answer is awaited without another command.
+  void await_second_answer();
 
   /// Stops (SIGSTOP) or continues (SIGCONT) the set's rank processes, every thread of them. The
   /// judge keeps a set stopped while it waits (the other set's turn, the judge's own work), so that

@@ -99,13 +99,14 @@ _commit_keys = {}
 
 
 def _commit_key(n, device):
-    """The two per-position keys of the first n 16-bit words (int16), made once per size and device."""
+    """The two per-position keys of the first n 16-bit words (int16), stacked as (2, n), made once per
+    size and device."""
     key = (n, str(device))
     if key not in _commit_keys:
         pos = torch.arange(n, dtype=torch.int64, device=device)
         # The low 16 bits as a signed 16-bit value (the same bits).
-        _commit_keys[key] = [(((_mix32(pos ^ salt) + 0x8000) & 0xFFFF) - 0x8000).to(torch.int16)
-                             for salt in _COMMIT_SALTS]
+        _commit_keys[key] = torch.stack([(((_mix32(pos ^ salt) + 0x8000) & 0xFFFF) - 0x8000).to(torch.int16)
+                                         for salt in _COMMIT_SALTS])
     return _commit_keys[key]
 
 
@@ -113,9 +114,9 @@ def commit_sums(t):
     """A commitment to a tensor's exact bytes, computed where it lives without a host sync: its
     bytes as zero-padded little-endian 16-bit signed words w_j, and for two per-position keys k_j
     (the low 16 bits of mix32(j ^ salt)) the sum of (w_j xor k_j), in int64. Only the bytes give it
-    (xor makes every element count on its own); it is cheap (two passes per key), not a
-    cryptographic hash. Returns (byte count, an int64 device tensor of the two sums); finish with
-    commit_of. bench/eval/output_commit.cc computes the same from a recorded file."""
+    (xor makes every element count on its own); it is cheap (one xor and one sum over both keys at
+    once), not a cryptographic hash. Returns (byte count, an int64 device tensor of the two sums);
+    finish with commits_of. bench/eval/output_commit.cc computes the same from a recorded file."""
     t = t.detach()
     if t.is_complex():
         t = torch.view_as_real(t)
@@ -126,12 +127,18 @@ def commit_sums(t):
         padded[:n] = raw
         raw = padded
     words = raw.view(torch.int16)
-    return n, torch.stack([(words ^ k).sum() for k in _commit_key(words.numel(), words.device)])
+    return n, (words.unsqueeze(0) ^ _commit_key(words.numel(), words.device)).sum(dim=1)
 
 
-def commit_of(n, sums):
-    """[bytes, s0, s1] from commit_sums' result (synchronises with the device)."""
-    return [n, *sums.tolist()]
+def commits_of(calls):
+    """[bytes, s0, s1] per tensor per call, from lists of commit_sums' results: the sums of every
+    call are read together, one device sync per device, not one per tensor."""
+    by_device = {}
+    for call in calls:
+        for _, sums in call:
+            by_device.setdefault(sums.device, []).append(sums)
+    values = {d: iter(torch.stack(s).tolist()) for d, s in by_device.items()}
+    return [[[n, *next(values[sums.device])] for n, sums in call] for call in calls]
 
 
 def digest(t, key=0x5EED):

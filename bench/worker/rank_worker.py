@@ -12,9 +12,9 @@ on it only answers commands, one JSON line each way:
                outputs and inputs (reference: inputs before the call and which ones it changed;
                candidate: inputs after the call) in a tensor file
   prepare      build one input set per call of the next block, from the per-call seeds it is given
-  block        run the block's calls, timed (timing.py); keep each call's outputs
-  commit       answer with a commitment to each output of the last block (tensor_file.commitment),
-               before the judge names a call to check
+  block        run the block's calls, timed (timing.py); keep each call's outputs; when asked
+               ("commit"), follow the block's answer at once with a second one: a commitment to each
+               output of the block (tensor_file.commitment), before the judge names a call to check
   record_call  write one call of the last block (outputs and inputs) to a tensor file
   shutdown     leave the process group and exit
 
@@ -44,7 +44,7 @@ import torch.distributed as dist
 
 _write_tensors = tensor_file.write
 _commitment = tensor_file.commitment
-_commit_of = counter_fill.commit_of
+_commits_of = counter_fill.commits_of
 _init_process_group = dist.init_process_group
 _synchronize = torch.cuda.synchronize
 _barrier = dist.barrier
@@ -409,13 +409,12 @@ class Rank:
 
     def cmd_commit(self, c):
         """Commits to every output of the last block, before the judge names the call it checks: they
-        must exist by now (the judge times this command too, and compares the record of a checked
-        call with what was committed)."""
+        must exist by now (the judge times this answer too, from the block's answer on, and compares
+        the record of a checked call with what was committed)."""
         del c
         what = self.block_what
         try:
-            pending = [_commitment(out) for out in self.block_outputs]
-            commit = [[_commit_of(n, parts) for n, parts in call] for call in pending]
+            commit = _commits_of([_commitment(out) for out in self.block_outputs])
         except BaseException as e:  # noqa: BLE001
             raise WorkerError("call_error", f"the value returned by solution(...) in {what} "
                               f"cannot be recorded: {type(e).__name__}: {e}") from e
@@ -467,7 +466,7 @@ class Rank:
 
 
 def serve(r, ch):
-    handlers = {"trial": r.cmd_trial, "prepare": r.cmd_prepare, "block": r.cmd_block, "commit": r.cmd_commit,
+    handlers = {"trial": r.cmd_trial, "prepare": r.cmd_prepare, "block": r.cmd_block,
                 "record_call": r.cmd_record_call, "shutdown": r.cmd_shutdown}
     while True:
         c = ch.receive()
@@ -477,6 +476,12 @@ def serve(r, ch):
         reply = handler(c)
         reply["id"] = c.get("id")
         ch.send(reply)
+        if c["cmd"] == "block" and c.get("commit"):
+            # The block's commitment follows its answer without another round trip: the judge's
+            # clock of the commit starts when the block's answer arrives.
+            reply = r.cmd_commit(c)
+            reply["id"] = c.get("id")
+            ch.send(reply)
         if c["cmd"] == "shutdown":
             return
 

@@ -132,7 +132,7 @@ def check(obj, where):
 def commitment(obj):
     """What a timed call commits to before the judge names the call it checks: per tensor of
     `obj`, in the order write() records them, counter_fill.commit_sums of its bytes (device work,
-    not yet finished: pass each to counter_fill.commit_of once it is done). Raises Unrecordable as
+    not yet finished: pass them to counter_fill.commits_of once it is done). Raises Unrecordable as
     write() does."""
     tensors = []
     _encode(obj, tensors, "output")

@@ -119,7 +119,7 @@ out = (torch.randn(7, 5, dtype=torch.bfloat16),
        {"b": torch.randn(3, dtype=torch.complex64), "a": [torch.arange(13, dtype=torch.uint8), torch.randn(6, 6)[:, 1:4]]},
        None, 3, torch.tensor([True, False, True]), torch.randn(1000, dtype=torch.float64))
 tensor_file.write(sys.argv[2], {"output": out, "inputs": ()})
-print(json.dumps([counter_fill.commit_of(n, p) for n, p in tensor_file.commitment(out)]))
+print(json.dumps(counter_fill.commits_of([tensor_file.commitment(out)])[0]))
 )PY";
   sandbox::process_spec ps;
   ps.argv = {config::python(), "-c", script, config::data_path("bench/worker").string(), file.string()};
