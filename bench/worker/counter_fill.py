@@ -3,15 +3,20 @@
 Element i of a stream is a hash of (the stream's 64-bit key, i): no RNG state is read or changed, any
 slice of a tensor can be made without the rest (huge inputs are filled chunk by chunk, on the GPU,
 without host memory), and the integer bits are the same on every device. Floats come from the bits
-through log and cos, which CPU and CUDA may round differently in the last place: the reference
-outputs are cached per device kind anyway.
+through the inverse normal CDF, which CPU and CUDA may round differently in the last place: the
+reference outputs are cached per device kind anyway.
 
-The same mixing gives a digest of a tensor's bytes, for inputs too large to record in full. It is a
-checksum against accidental and casual change, not a cryptographic hash.
+The values hash is a few rounds of multiplication modulo the prime 2^31 - 1 with xor-shifts between
+them: every round is a handful of tensor operations, and each timed call's inputs are filled anew, so
+the number of operations per element is what an evaluation pays for its inputs. The digest of a
+tensor's bytes (for inputs too large to record in full) and the commitment to a call's outputs use a
+32-bit xor-shift-multiply mixer. Neither is a cryptographic hash: a stream's key is secret and every
+call has its own, and they are checksums against accidental and casual change.
 
 Hand-written because torch's own generators are neither counter-addressable nor identical across
 devices, and a table of 10^10 elements must not pass through the host. Integer arithmetic stays below
-2^63 (32-bit words in int64, multiplications split into 16-bit halves), so nothing relies on overflow.
+2^63 (products of 31-bit values, 32-bit multiplications split into 16-bit halves), so nothing relies
+on overflow.
 """
 
 import hashlib
@@ -45,18 +50,30 @@ def _mix32(x):
     return x ^ (x >> 16)
 
 
+_P = 0x7FFFFFFF  # 2^31 - 1, a prime: x -> x * a mod P is a bijection of [1, P) for every a in [1, P)
+_ROUNDS = (742938285, 950706376, 1226874159)  # multipliers mod P with a good lattice (Fishman and Moore)
+BITS = 31  # a value of _bits is uniform in [0, 2^31)
+
+
+def _round(x, a):
+    """One mixing round of 31-bit values: a multiplication modulo P, then an xor-shift."""
+    x = (x * a) % _P
+    return x ^ (x >> 15)
+
+
 def _bits(key, lane, counters):
-    """32 random bits per counter (an int64 tensor of element indices) for `key` and `lane`."""
-    k0 = (key ^ (0x9E3779B9 * (lane + 1))) & _MASK32
-    k1 = (key >> 32) & _MASK32
-    x = _mix32((counters & _MASK32) ^ k0)
-    return _mix32(x ^ (counters >> 32) ^ k1)
+    """31 random bits per counter (an int64 tensor of element indices) for `key` and `lane`."""
+    k0 = (key ^ (0x9E3779B9 * (lane + 1))) & _P
+    k1 = (key >> 32) & _P
+    x = _round((counters & _P) ^ k0, _ROUNDS[0])
+    x = _round(x ^ (counters >> 31) ^ k1, _ROUNDS[1])
+    return _round(x, _ROUNDS[2])
 
 
 def _unit(bits):
-    """Uniform floats in (0, 1) from 32-bit ints: 23 bits, so that the largest, 1 - 2^-24, and 2u - 1 are
+    """Uniform floats in (0, 1) from 31-bit ints: 23 bits, so that the largest, 1 - 2^-24, and 2u - 1 are
     exact in float32 (with 24 bits it would round to 1, and the inverse normal CDF to infinity)."""
-    return ((bits >> 9).to(torch.float32) + 0.5) * (1.0 / (1 << 23))
+    return ((bits >> (BITS - 23)).to(torch.float32) + 0.5) * (1.0 / (1 << 23))
 
 
 def _chunks(out):
@@ -82,14 +99,15 @@ def fill_uniform(out, key, low=0.0, high=1.0):
 
 
 def fill_integers(out, key, low, high):
-    """Fills `out` with integers uniform in [low, high) (63 random bits, modulo the range); returns it."""
+    """Fills `out` with integers uniform in [low, high) (31 or, for ranges over 2^24, 62 random bits,
+    modulo the range); returns it."""
     span = int(high) - int(low)
     if span <= 0:
         raise ValueError(f"integers need low < high, got [{low}, {high})")
     for piece, counters in _chunks(out):
         wide = _bits(key, 0, counters)
-        if span > 1 << 24:  # keep the modulo bias negligible for wide ranges: 63 bits
-            wide = ((wide & 0x7FFFFFFF) << 32) | _bits(key, 1, counters)
+        if span > 1 << 24:  # keep the modulo bias negligible for wide ranges: 62 bits
+            wide = (wide << BITS) | _bits(key, 1, counters)
         piece.copy_(wide % span + int(low))
     return out
 

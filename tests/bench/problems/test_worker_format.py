@@ -26,7 +26,7 @@ def test_counter_values_are_addressable_deterministic_and_finite(monkeypatch):
     monkeypatch.setattr(counter_fill, "CHUNK", 333)
     assert torch.equal(counter_fill.fill_normal(torch.empty(2000), key), big[:2000])
     # The extreme bit patterns stay finite through the inverse normal CDF.
-    extremes = counter_fill._unit(torch.tensor([0, 0xFFFFFFFF], dtype=torch.int64)) * 2 - 1
+    extremes = counter_fill._unit(torch.tensor([0, (1 << counter_fill.BITS) - 1], dtype=torch.int64)) * 2 - 1
     assert torch.isfinite(torch.erfinv(extremes)).all()
     other = counter_fill.fill_normal(torch.empty(1000), counter_fill.stream_key(42, 21, 1, 0, "c", "x"))
     assert not torch.equal(other, big[:1000])
