@@ -32,6 +32,17 @@ std::vector<const block_record*> blocks_of(const std::vector<block_record>& bloc
 // Wall-clock of a timed block beyond the null blocks' (the calls' share of it), per block.
 double implied_ms(const block_record& b, double null_wall) { return std::max(0.0, b.wall_ms - null_wall); }
 
+// The jitter of the judge's clock of one block (a round trip varies by tens of microseconds).
+constexpr double block_jitter_ms = 0.02;
+
+// Twice the median absolute deviation: a spread that one stray reading does not move.
+double spread(const std::vector<double>& v) {
+  const double m = median(v);
+  std::vector<double> dev;
+  for (double x : v) dev.push_back(std::abs(x - m));
+  return 2 * median(dev);
+}
+
 }  // namespace
 
 bool warmup_done(const std::vector<block_record>& warmup, const timing_options& o, double spent_ms, bool first) {
@@ -78,6 +89,10 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
   for (const auto& b : blocks)
     if (b.null) null_walls.push_back(b.wall_ms);
   const double null_wall = median(null_walls);
+  // How far a block's wall-clock moves with no call in it (the null blocks, on the judge's clock),
+  // at least the clock's jitter. Timed by the wall-clock, no block counts for less: below it a
+  // reading is noise, and the ratio of two noises (or a reading of zero) is no speedup.
+  const double noise_ms = std::max(block_jitter_ms, spread(null_walls));
   const auto ref = blocks_of(blocks, set_role::reference);
   const auto cand = blocks_of(blocks, set_role::candidate);
   if (ref.empty() || cand.empty()) return t;
@@ -121,10 +136,10 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
   const auto [ref_implied, ref_own] = ratio_parts(ref);
   const auto [cand_implied, cand_own] = ratio_parts(cand);
   const double ref_ratio = ref_own > 0 ? ref_implied / ref_own : 1.0;
-  // 20% beyond the reference's own ratio, plus 20 us a block for the jitter of the judge's clock
-  // (medians over a trial's blocks; one block's round trip varies by tens of microseconds).
+  // 20% beyond the reference's own ratio, plus the jitter of the judge's clock of a block (medians
+  // over a trial's blocks).
   const bool own_clock_fails =
-      !null_walls.empty() && cand_implied > 1.2 * std::max(ref_ratio, 1.0) * cand_own + 0.02;
+      !null_walls.empty() && cand_implied > 1.2 * std::max(ref_ratio, 1.0) * cand_own + block_jitter_ms;
   if (own_clock_fails && !late_outputs) {
     t.wall_clock = true;
     t.flags.push_back(fmt::format(
@@ -132,6 +147,8 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
         "(the reference: {:.3f} and {:.3f}): both are timed by the wall-clock",
         cand_own, cand_implied, ref_own, ref_implied));
   }
+
+  auto wall_clock_ms = [&](const block_record& b) { return std::max(implied(b), noise_ms); };
 
   // Reference blocks right after a candidate block against those after a reference block. A set
   // that runs after the other one can be slower for two reasons: work the candidate left running
@@ -146,7 +163,8 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
       std::vector<double> after_other, after_self;
       std::vector<const block_record*> clean;
       for (const auto* b : bs) {
-        const double per_call = t.wall_clock ? implied(*b) / std::max<std::size_t>(1, b->ms.size()) : median(b->ms);
+        const double per_call = t.wall_clock ? wall_clock_ms(*b) / static_cast<double>(std::max<std::size_t>(1, b->ms.size()))
+                                             : median(b->ms);
         if (!b->after) continue;
         if (*b->after == self) {
           after_self.push_back(per_call);
@@ -183,7 +201,7 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
     std::vector<double> out;
     for (const auto* b : bs) {
       const double n = static_cast<double>(std::max<std::size_t>(1, b->ms.size()));
-      const double each = t.wall_clock ? implied(*b) / n : sum(b->ms) / n;
+      const double each = t.wall_clock ? wall_clock_ms(*b) / n : sum(b->ms) / n;
       out.insert(out.end(), b->ms.size(), each);
     }
     return out;

@@ -111,6 +111,26 @@ TEST(timing_plan, a_slightly_slow_clock_reading_is_not_flagged) {
   EXPECT_FALSE(t.wall_clock);
 }
 
+TEST(timing_plan, wall_clock_readings_under_the_null_blocks_noise_are_no_speedup) {
+  // Calls far shorter than a block's jitter: the reference's 20 us calls, a candidate whose clock
+  // says nothing and whose 6 us calls run where it does not look (flagged: 30 us a block). Null
+  // blocks that move by 0.1 ms say how far a reading moves without work; below that neither set
+  // counts for less, so the ratio of two noises (3.3 here) is no speedup.
+  auto bs = trial(0.020, 0.006, 0.0);
+  int i = 0;
+  for (auto& b : bs)
+    if (b.null && i++ > 0) b.wall_ms += i % 2 ? 0.1 : -0.1;  // 1.0, 1.1, 0.9, 1.1, 0.9 ms
+  const trial_timing t = judge_timing(bs);
+  ASSERT_TRUE(t.wall_clock);
+  ASSERT_FALSE(t.candidate_ms.empty());
+  EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 0.01);
+
+  // Calls well above the noise keep their wall-clock time.
+  const trial_timing u = judge_timing(trial(0.200, 0.200, 0.0));
+  ASSERT_TRUE(u.wall_clock);
+  EXPECT_NEAR(median(u.candidate_ms), 0.200, 1e-9);
+}
+
 TEST(timing_plan, work_moved_into_one_call_of_a_block_counts_in_full) {
   // Batch-and-skip: the first call of each candidate block does all five calls' work.
   auto bs = trial(0.040, 0.040, 0.040);
