@@ -92,7 +92,11 @@ int run_check(const problems_args& a, const std::vector<problem>& suite) {
       if (r.reference_verdict != "correct")
         fmt::print("{}: the reference is not correct as its own candidate: {}\n", r.problem, r.reference_note);
       for (const auto& c : r.candidates)
-        if (c.applicable && c.verdict == "correct")
+        if (c.right_here)
+          fmt::print("{}: skipping communication ('{}') is a right answer at W={}, a degenerate world size ({}); "
+                     "another --world checks it\n",
+                     r.problem, c.mode, r.world, r.degenerate_why);
+        else if (c.applicable && c.verdict == "correct")
           fmt::print("{}: the wrong candidate '{}' passes: this problem's check is vacuous at W={}\n", r.problem,
                      c.mode, r.world);
     }

@@ -104,10 +104,17 @@ const std::vector<std::string>& wrong_candidate_modes() {
   return modes;
 }
 
+namespace {
+
+// The modes that differ from the reference only in skipping communication.
+bool skips_communication(const std::string& mode) { return mode == "no_comm" || mode == "local_only"; }
+
+}  // namespace
+
 bool discrimination_result::ok() const {
   if (reference_verdict != "correct") return false;
   for (const auto& c : candidates)
-    if (c.applicable && c.verdict == "correct") return false;
+    if (c.applicable && c.verdict == "correct" && !c.right_here) return false;
   return true;
 }
 
@@ -157,6 +164,7 @@ discrimination_result check_discrimination(const problem& p, const eval_options&
   res.problem = p.name();
   res.world = o.world;
   res.degenerate = p.degenerate_at(o.world);
+  if (res.degenerate) res.degenerate_why = p.degenerate_why;
   std::vector<std::string> modes = {"reference"};
   modes.insert(modes.end(), wrong_candidate_modes().begin(), wrong_candidate_modes().end());
   const scratch_dir dir(false);  // the generated candidates
@@ -184,6 +192,7 @@ discrimination_result check_discrimination(const problem& p, const eval_options&
       v.note = not_applicable(v.mode, p, files);
       v.applicable = v.note.empty();
       if (v.applicable) v.verdict = outcomes[m].verdict, v.note = outcomes[m].note;
+      v.right_here = res.degenerate && v.verdict == "correct" && skips_communication(v.mode);
       res.candidates.push_back(std::move(v));
     }
   }
@@ -195,7 +204,8 @@ json to_json(const discrimination_result& r) {
   json candidates = json::array();
   for (const auto& c : r.candidates)
     candidates.push_back({{"mode", c.mode}, {"applicable", c.applicable},
-                          {"verdict", c.applicable ? json(c.verdict) : json(nullptr)}, {"note", c.note}});
+                          {"verdict", c.applicable ? json(c.verdict) : json(nullptr)}, {"note", c.note},
+                          {"right_here", c.right_here}});
   return {{"problem", r.problem},           {"world", r.world},        {"degenerate", r.degenerate},
           {"reference", r.reference_verdict}, {"reference_note", r.reference_note},
           {"candidates", candidates},       {"ok", r.ok()},            {"wall_seconds", r.wall_seconds}};
@@ -211,13 +221,20 @@ std::string render_table(const std::vector<discrimination_result>& results) {
     out += fmt::format("{:<{}} {:>2}  {:<13}", r.problem + (r.degenerate ? " *" : ""), width, r.world,
                        r.reference_verdict);
     for (const auto& c : r.candidates) {
-      const std::string cell = !c.applicable ? "n/a" : c.verdict == "correct" ? "VACUOUS" : c.verdict;
+      std::string cell = c.verdict;
+      if (!c.applicable)
+        cell = "n/a";
+      else if (c.right_here)
+        cell = "right here";
+      else if (c.verdict == "correct")
+        cell = "VACUOUS";
       out += fmt::format(" {:<14}", cell);
     }
     out += fmt::format("  {:.0f}\n", r.wall_seconds);
   }
   if (std::any_of(results.begin(), results.end(), [](const auto& r) { return r.degenerate; }))
-    out += "* a degenerate world size for this problem (its communication pattern does not occur there)\n";
+    out += "* a degenerate world size for this problem (its communication pattern does not occur there: a "
+           "candidate that skips communication may be right, \"right here\")\n";
   return out;
 }
 

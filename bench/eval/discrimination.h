@@ -25,17 +25,21 @@ struct wrong_candidate_verdict {
   bool applicable = true;
   std::string verdict;  ///< the judge's verdict; empty when not applicable
   std::string note;     ///< why not applicable, or the judge's message
+  /// `correct` at one of the problem's degenerate worlds for a mode that only skips communication:
+  /// where nothing is exchanged that is a right answer, not a vacuous check.
+  bool right_here = false;
 };
 
 struct discrimination_result {
   std::string problem;  ///< "<id>_<stem>"
   int world = 0;
   bool degenerate = false;       ///< the world size is one of the problem's [degenerate] worlds
+  std::string degenerate_why;    ///< the problem's reason, when degenerate
   std::string reference_verdict; ///< the reference as its own candidate; "error" when the evaluator failed
   std::string reference_note;
   std::vector<wrong_candidate_verdict> candidates;
   double wall_seconds = 0;
-  /// The reference is correct and no applicable wrong candidate is.
+  /// The reference is correct and no applicable wrong candidate is (except where right_here).
   bool ok() const;
 };
 
@@ -45,7 +49,8 @@ struct discrimination_result {
 discrimination_result check_discrimination(const problem& p, const eval_options& o);
 
 nlohmann::json to_json(const discrimination_result& r);
-/// One line per problem: the verdicts in wrong_candidate_modes() order ("VACUOUS" marks a `correct`).
+/// One line per problem: the verdicts in wrong_candidate_modes() order ("VACUOUS" marks a `correct`,
+/// "right here" a right_here one).
 std::string render_table(const std::vector<discrimination_result>& results);
 
 }  // namespace pk::bench

@@ -7,8 +7,6 @@
 // suite's whole check, `--check all`, would outgrow CI's budget as the suite grows to 87).
 // `PKAGENT_CHECK_ALL=1 ctest -R bench_discrimination` checks every problem.
 #include <cstdlib>
-#include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -22,23 +20,12 @@ namespace {
 
 std::filesystem::path cache_dir() { return std::filesystem::path(::testing::TempDir()) / "pk_discrimination_cache"; }
 
-// Wrong candidates that are right answers at W = 2, where the problem exchanges nothing at all; W = 4 checks them.
-bool right_at_world_2(const std::string& problem, const std::string& mode, int world) {
-  static const std::map<std::string, std::set<std::string>> modes = {
-      // One expert at W = 2: EP groups of one rank, so skipping the exchange changes nothing.
-      {"51_moe_ep_narrow", {"no_comm", "local_only"}},
-  };
-  const auto it = modes.find(problem);
-  return world == 2 && it != modes.end() && it->second.count(mode) > 0;
-}
-
 void expect_all_discriminate(const std::string& problems, int world) {
   const auto r = testing::run_pkagent({"problems", "--check", problems, "--device", "cpu", "--small", "--world",
                                        std::to_string(world), "--trials", "1", "--json"},
                                       cache_dir());
   ASSERT_TRUE(r.report.is_array()) << "stderr:\n" << r.err << "\nstdout:\n" << r.out;
   std::string table;
-  bool exempt_passed = false;
   for (const auto& p : r.report) {
     table += fmt::format("{} W={} reference {} ({:.0f} s):", p["problem"].get<std::string>(), world,
                          p["reference"].get<std::string>(), p["wall_seconds"].get<double>());
@@ -49,15 +36,16 @@ void expect_all_discriminate(const std::string& problems, int world) {
     EXPECT_EQ(p["reference"], "correct") << p.dump(2);
     for (const auto& c : p["candidates"]) {
       if (!c["applicable"].get<bool>()) continue;
-      if (right_at_world_2(p["problem"].get<std::string>(), c["mode"].get<std::string>(), world)) {
-        exempt_passed = exempt_passed || c["verdict"] == "correct";
+      // Only where the problem declares the world degenerate may skipping communication be right.
+      if (c["right_here"].get<bool>()) {
+        EXPECT_TRUE(p["degenerate"].get<bool>()) << p.dump(2);
+        EXPECT_TRUE(c["mode"] == "no_comm" || c["mode"] == "local_only") << p.dump(2);
         continue;
       }
       EXPECT_NE(c["verdict"], "correct") << p["problem"] << ": the wrong candidate " << c["mode"] << " passes";
     }
   }
-  // pkagent exits 1 when any wrong candidate passes, an exempt one included.
-  EXPECT_EQ(r.exit_code, exempt_passed ? 1 : 0) << table;
+  EXPECT_EQ(r.exit_code, 0) << table;
   std::printf("%s", table.c_str());  // the table goes into the ctest log
 }
 
@@ -75,6 +63,21 @@ TEST(discrimination, every_category_rejects_every_wrong_candidate_at_world_2) {
 TEST(discrimination, every_problem_rejects_every_wrong_candidate_at_world_2) {
   if (!check_all()) GTEST_SKIP() << "the whole suite's check runs with PKAGENT_CHECK_ALL=1 ctest -R bench_discrimination";
   expect_all_discriminate("all", 2);
+}
+
+TEST(discrimination, skipping_communication_is_right_only_where_the_world_is_degenerate) {
+  // 51 at W = 2: one expert, EP groups of one rank, nothing exchanged; the check still passes (its
+  // other wrong candidates are rejected) and says why the two that skip communication are right.
+  const auto r = testing::run_pkagent({"problems", "--check", "51", "--device", "cpu", "--small", "--world", "2",
+                                       "--trials", "1"},
+                                      cache_dir());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("right here"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipping communication ('no_comm') is a right answer at W=2, a degenerate world size (one "
+                       "expert"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("VACUOUS"), std::string::npos) << r.out;
 }
 
 TEST(discrimination, mesh_problems_reject_every_wrong_candidate_at_world_4) {
