@@ -10,6 +10,7 @@
 #include "agent/episode_dir.h"
 #include "agent/model_choice.h"
 #include "agent/replay.h"
+#include "bench/device_option.h"
 #include "config/paths.h"
 #include "config/read_file.h"
 #include "config/toml_reader.h"
@@ -169,7 +170,8 @@ void add_episode(CLI::App& app, int& exit_code) {
 
 void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
   struct args : agent_args {
-    std::string transcript, format = "md", model, out, workspace, device;
+    std::string transcript, format = "md", model, out, workspace;
+    std::optional<bench::device_kind> device;
     bool no_exec = false;
     int from_step = -1;
   };
@@ -192,9 +194,8 @@ void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
   add_model_option(*c, a->model, "The model that continues a fork");
   c->add_option("--out", a->out, "Directory for the new run (fork: required; replay: default a temporary one)");
   c->add_option("--workspace", a->workspace, "The task's workspace, if it moved since recording");
-  c->add_option("--device", a->device, "An episode of `pkagent run`: where its pkb commands run, cuda (GPU "
-                                       "leases) or cpu (gloo); default: where the run ran")
-      ->check(CLI::IsMember({"cuda", "cpu"}));
+  bench::add_device_option(*c, a->device, "An episode of `pkagent run`: where its pkb commands run, cuda (GPU "
+                                          "leases) or cpu (gloo); default: where the run ran");
   a->add(c);
   c->callback([a, &exit_code, attach] {
     fs::path file = a->transcript;
@@ -237,7 +238,7 @@ void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
     // The commands re-execute against what they used when recorded (a run episode's pkb tool).
     std::unique_ptr<attached_tools> tools;
     if (attach) tools = attach({t, out, or_default(a->prompts_dir, "prompts"), a->device}, o);
-    if (!tools && !a->device.empty())
+    if (!tools && a->device)
       throw std::invalid_argument(fmt::format("--device applies to episodes of `pkagent run`, whose commands used "
                                               "the pkb tool; {} used none", file.string()));
     if (tools && !a->quiet) fmt::print(stderr, "{}\n", tools->description());

@@ -15,6 +15,7 @@
 
 #include "agent/episode.h"
 #include "agent/transcript.h"
+#include "bench/device_kind.h"
 #include "sandbox/spec.h"
 
 namespace pk::agent {
@@ -44,7 +45,7 @@ struct replay_request {
   const transcript_file& recorded;
   std::filesystem::path out_dir;      ///< the new episode's directory
   std::filesystem::path prompts_dir;  ///< the prompt templates in use
-  std::string device;                 ///< --device: cuda, cpu, or empty for where it was recorded
+  std::optional<bench::device_kind> device;  ///< --device; unset: where it was recorded
 };
 
 /// What a replay attached for the recorded commands (a tool server, its leases), held until the

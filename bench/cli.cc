@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/device_option.h"
 #include "bench/eval/discrimination.h"
 #include "bench/eval/evaluate.h"
 #include "bench/eval/hardware_spec.h"
@@ -78,7 +79,8 @@ int run_check(const problems_args& a, const std::vector<problem>& suite) {
         throw std::invalid_argument("--small: the problems of a ParallelKernelBench checkout have no small shape");
       q.shape = q.small_shape;
     }
-    if (!a.json) fmt::print(stderr, "pkagent problems: checking {} at W={} ({})\n", q.name(), a.o.world, o.device);
+    if (!a.json) fmt::print(stderr, "pkagent problems: checking {} at W={} ({})\n", q.name(), a.o.world,
+                                 to_string(o.device));
     results.push_back(check_discrimination(q, o));
     ok = ok && results.back().ok();
   }
@@ -175,7 +177,7 @@ int run_eval(eval_args& a) {
   if (o.isolation == sandbox::isolation::none)
     fmt::print(stderr, "pkagent eval: warning: --sandbox none: the candidate runs unisolated, with your "
                        "files and network in reach; use it only for code you trust\n");
-  if (o.device == "cpu") o.timing.warmup_max_ms = 1000;
+  if (o.device == device_kind::cpu) o.timing.warmup_max_ms = 1000;
   if (o.timing.min_calls > o.timing.max_calls)
     throw std::invalid_argument(fmt::format("--min-calls {} is above --max-calls {}: raise --max-calls",
                                             o.timing.min_calls, o.timing.max_calls));
@@ -257,8 +259,7 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   problems->add_option("--check", pa->check,
                        "Discrimination check of problem IDs (comma-separated) or all: the reference must be correct "
                        "as its own candidate and generated wrong candidates must not be (exit 0 when so)");
-  problems->add_option("--device", pa->o.device, "--check: cuda (NCCL) or cpu (gloo)")->capture_default_str()
-      ->check(CLI::IsMember({"cuda", "cpu"}));
+  add_device_option(*problems, pa->o.device, "--check: cuda (NCCL) or cpu (gloo)");
   problems->add_flag("--small", pa->small, "--check: run at each problem's [small_shape]");
   problems->add_option("--trials", pa->o.trials, "--check: trials per candidate")->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -292,8 +293,7 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   eval->add_option("--trials", o.trials, "Trials, each with fresh inputs")->capture_default_str()
       ->check(CLI::PositiveNumber);
   eval->add_flag_callback("--no-perf", [&o] { o.perf = false; }, "Check correctness only; no timing");
-  eval->add_option("--device", o.device, "cuda (NCCL, one GPU per rank) or cpu (gloo)")->capture_default_str()
-      ->check(CLI::IsMember({"cuda", "cpu"}));
+  add_device_option(*eval, o.device, "cuda (NCCL, one GPU per rank) or cpu (gloo)");
   eval->add_flag("--json", ea->json, "Print the report as JSON");
   sandbox::add_isolation_option(*eval, o.isolation, "bwrap (default) or none (unisolated: trusted code only)");
   eval->add_option("--timeout", o.timeout_s, "Seconds allowed per phase (each trial, each timing)")

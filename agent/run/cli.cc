@@ -12,6 +12,7 @@
 #include "agent/run/scheduler/allocated_gpus.h"
 #include "agent/run/shard_run.h"
 #include "agent/run/slurm_submit.h"
+#include "bench/device_option.h"
 #include "bench/eval/evaluate.h"
 #include "bench/metrics/result.h"
 #include "bench/report/format.h"
@@ -26,6 +27,7 @@ namespace {
 struct run_args {
   run_options o;
   std::string problems = "1-4";
+  std::optional<bench::device_kind> device;  // unset: cuda where the host has GPUs, else cpu
   int cpu_slots = 0;  // 0: world x cores/4
   // Scale-out (docs/slurm.md): a shard, a Slurm submission, a sharded run's status and merge.
   std::string shard, status, merge;
@@ -48,35 +50,32 @@ int run_command(run_args& a) {
   o.problems = parse_problem_list(a.problems, bench::load_suite(o.suite.empty() ? bench::default_suite_dir() : o.suite));
   if (a.slurm) {
     // The tasks run on GPU nodes, not here: cuda unless told otherwise, and said to every task.
-    const bool device_given = !o.device.empty();
-    if (!device_given) o.device = "cuda";
+    o.device = a.device.value_or(bench::device_kind::cuda);
     slurm_request req{a.shards, a.slurm_opts, a.slurm_merge_opts, shard_arguments(own_run_arguments())};
-    if (!device_given) req.run_arguments.insert(req.run_arguments.end(), {"--device", o.device});
+    if (!a.device) req.run_arguments.insert(req.run_arguments.end(), {"--device", to_string(o.device)});
     return submit_to_slurm(o, req);
   }
   if (a.shard.empty() && read_slurm_record(o.out))
     throw std::invalid_argument(fmt::format("{} is a run submitted to Slurm: resume it with the same --slurm "
                                             "command, or run one shard with --shard I/N", o.out.string()));
   const std::vector<int> host_gpus = sandbox::host_gpu_indices();
-  if (o.device.empty()) {
-    o.device = host_gpus.empty() ? "cpu" : "cuda";
-    if (host_gpus.empty())
-      fmt::print(stderr, "pkagent run: no NVIDIA GPU on this host: running on CPU with gloo (--device cpu)\n");
-  }
-  if (o.device == "cuda" && host_gpus.empty())
+  o.device = a.device.value_or(host_gpus.empty() ? bench::device_kind::cpu : bench::device_kind::cuda);
+  if (!a.device && host_gpus.empty())
+    fmt::print(stderr, "pkagent run: no NVIDIA GPU on this host: running on CPU with gloo (--device cpu)\n");
+  if (o.device == bench::device_kind::cuda && host_gpus.empty())
     throw std::invalid_argument("--device cuda: this host has no NVIDIA GPU (/dev/nvidia*); use --device cpu");
 
   // On CPU, "GPUs" are evaluation slots: one world's worth per 4 cores keeps gloo ranks from
   // starving each other (and timing from meaning nothing). --cpu-slots simulates a host of that
   // many GPUs instead (e.g. 8, to run world-2 leases side by side as on an 8-GPU node).
-  if (a.cpu_slots > 0 && o.device != "cpu")
+  if (a.cpu_slots > 0 && o.device != bench::device_kind::cpu)
     throw std::invalid_argument("--cpu-slots applies to --device cpu only; with cuda the host's GPUs are leased");
   const int cpu_worlds = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 4);
   // Within what Slurm (or CUDA_VISIBLE_DEVICES) gave this process.
   const scheduler::gpu_allocation allocation =
-      o.device == "cuda" ? scheduler::allocated_gpus(host_gpus) : scheduler::gpu_allocation{};
+      o.device == bench::device_kind::cuda ? scheduler::allocated_gpus(host_gpus) : scheduler::gpu_allocation{};
   std::vector<int> slots = allocation.gpus;
-  if (o.device == "cpu") {
+  if (o.device == bench::device_kind::cpu) {
     slots.clear();
     const int n = a.cpu_slots > 0 ? a.cpu_slots : o.world * cpu_worlds;
     if (n < o.world)
@@ -85,7 +84,7 @@ int run_command(run_args& a) {
     for (int i = 0; i < n; ++i) slots.push_back(i);  // as gpu_scheduler::simulated
   }
   auto gpus = std::make_unique<scheduler::gpu_scheduler>(slots);
-  if (o.device == "cuda" && static_cast<int>(allocation.gpus.size()) < o.world)
+  if (o.device == bench::device_kind::cuda && static_cast<int>(allocation.gpus.size()) < o.world)
     throw std::invalid_argument(fmt::format("--world {}: this process may use only {} GPU(s) ({})", o.world,
                                             allocation.gpus.size(), allocation.source));
 
@@ -122,8 +121,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   c->add_option("--samples", o.samples, "Episodes per problem")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_option("--problems", a->problems, "Problem ids, e.g. 1-8,13, or all")->capture_default_str();
   c->add_option("--jobs", o.jobs, "Concurrent episodes")->capture_default_str()->check(CLI::PositiveNumber);
-  c->add_option("--device", o.device, "cuda (NCCL) or cpu (gloo); default cuda when GPUs are present")
-      ->check(CLI::IsMember({"cuda", "cpu"}));
+  bench::add_device_option(*c, a->device, "cuda (NCCL) or cpu (gloo); default cuda when GPUs are present");
   c->add_option("--out", o.out, "Run directory (created; an existing one is resumed); required");
   c->add_option("--world", o.world, "Ranks per evaluation")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_option("--trials", o.final_trials, "Trials of the final scoring (hidden seeds)")->capture_default_str()

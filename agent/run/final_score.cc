@@ -23,7 +23,7 @@ bench::eval_report score_solution(const bench::problem& problem, const std::file
   }
   scheduler::acquire_result got = gpus.acquire(who, o.world, stop);
   if (!got) throw std::runtime_error(fmt::format("final scoring of {} got no GPUs: {}", problem.name(), got.message()));
-  if (o.device == "cuda") o.gpus = got.value().gpus();
+  if (o.device == bench::device_kind::cuda) o.gpus = got.value().gpus();
   try {
     return bench::evaluate(problem, solution, o);
   } catch (const std::invalid_argument& e) {
@@ -63,7 +63,7 @@ metrics::episode_result make_result(const bench::problem& p, const bench::eval_r
   e.wall_seconds += r.wall_seconds;  // docs/results.md: start to result
   e.device = r.device;
   // The bound is of the GPU the hardware spec describes: on a CPU it would compare unlike things.
-  if (r.device == "cuda") e.roofline_ms = r.roofline_ms;
+  if (r.device == bench::device_kind::cuda) e.roofline_ms = r.roofline_ms;
   if (r.ok() && r.speedup && r.reference && r.candidate) {
     e.speedup = *r.speedup;
     // Half the p10..p90 spread of the reference's calls, relative to its median: a speedup within
@@ -82,7 +82,7 @@ std::optional<std::string> nothing_submitted(const std::filesystem::path& soluti
   return std::nullopt;
 }
 
-metrics::episode_result unjudged_result(const bench::problem& p, int world, const std::string& device,
+metrics::episode_result unjudged_result(const bench::problem& p, int world, bench::device_kind device,
                                         const episode_facts& f) {
   metrics::episode_result e = episode_record(p, world, f);
   e.verdict = std::string(no_submission_verdict);

@@ -49,7 +49,7 @@ std::optional<std::string> nothing_submitted(const std::filesystem::path& soluti
 
 /// The result of an episode that left nothing to judge: verdict no_submission, not correct, not
 /// timed, on `device` (where it would have been scored).
-metrics::episode_result unjudged_result(const bench::problem& p, int world, const std::string& device,
+metrics::episode_result unjudged_result(const bench::problem& p, int world, bench::device_kind device,
                                         const episode_facts& f);
 
 /// Correct, with a speedup beyond the reference's own noise (the progress display's "faster").

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench/device_kind.h"
 #include "bench/eval/hardware_spec.h"
 #include "bench/eval/problem.h"
 
@@ -14,7 +15,7 @@ namespace pk::run {
 /// What PROBLEM.md states beyond the problem's own files.
 struct problem_view {
   int world = 2;
-  std::string device = "cuda";
+  bench::device_kind device = bench::default_device;
   int check_trials = 2;
   int final_trials = 5;
   bench::hardware_spec hardware;

@@ -22,7 +22,7 @@ struct recorded_tool {
   fs::path run;
   std::string problem;
   fs::path suite, hardware;  // empty: the defaults
-  std::string device;
+  bench::device_kind device = bench::default_device;
   int world = 2;
   int check_trials = 2;
   std::optional<double> gpu_seconds_cap;
@@ -42,7 +42,7 @@ std::optional<recorded_tool> recorded_pkb(const agent::transcript_file& t) {
     try {
       const json& p = tools.at("pkb");
       recorded_tool r{p.at("run").get<std::string>(), p.at("problem").get<std::string>(),
-                      p.value("suite", ""), p.value("hardware", ""), p.at("device").get<std::string>(),
+                      p.value("suite", ""), p.value("hardware", ""), p.at("device").get<bench::device_kind>(),
                       p.at("world").get<int>(), p.value("check_trials", 2), std::nullopt};
       if (p.contains("gpu_seconds_cap") && !p["gpu_seconds_cap"].is_null()) r.gpu_seconds_cap = p["gpu_seconds_cap"].get<double>();
       return r;
@@ -59,14 +59,19 @@ std::optional<recorded_tool> recorded_pkb(const agent::transcript_file& t) {
   const fs::path run = workspace.parent_path().parent_path();
   const auto plan = run_plan(run);
   if (!plan) return std::nullopt;
-  return recorded_tool{run, workspace.filename().string(), {}, {}, plan->value("device", ""),
-                       plan->value("world", 2), plan->value("check_trials", 2), std::nullopt};
+  try {
+    return recorded_tool{run, workspace.filename().string(), {}, {}, plan->at("device").get<bench::device_kind>(),
+                         plan->value("world", 2), plan->value("check_trials", 2), std::nullopt};
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: the run's plan cannot be read ({}), so its pkb tool cannot be "
+                                            "attached; --no-exec renders it", (run / "run.json").string(), e.what()));
+  }
 }
 
 // The GPUs (or CPU slots) the replay leases, or why there are none.
-std::vector<int> lease_slots(const std::string& device, int world, const agent::transcript_file& t,
+std::vector<int> lease_slots(bench::device_kind device, int world, const agent::transcript_file& t,
                              const recorded_tool& rec) {
-  if (device == "cpu") {
+  if (device == bench::device_kind::cpu) {
     std::vector<int> slots;
     for (int i = 0; i < world; ++i) slots.push_back(i);  // one world: an episode's commands run one at a time
     return slots;
@@ -76,7 +81,8 @@ std::vector<int> lease_slots(const std::string& device, int world, const agent::
     throw std::invalid_argument(fmt::format(
         "{}: its pkb commands ran on {} and this host has no NVIDIA GPU (/dev/nvidia*), so they cannot "
         "re-execute as recorded; replay it on a GPU host, or with --device cpu (gloo: correctness re-executes, "
-        "timings will differ, CUDA code fails)", t.path.string(), rec.device == "cuda" ? "GPUs" : device));
+        "timings will differ, CUDA code fails)",
+        t.path.string(), rec.device == bench::device_kind::cuda ? "GPUs" : to_string(device)));
   const scheduler::gpu_allocation allocation = scheduler::allocated_gpus(host);
   if (static_cast<int>(allocation.gpus.size()) < world)
     throw std::invalid_argument(fmt::format("{}: its problem runs on {} GPUs and this process may use only {} ({}), "
@@ -86,7 +92,7 @@ std::vector<int> lease_slots(const std::string& device, int world, const agent::
 }
 
 // What the run's episodes shared, as far as its pkb tool needs it.
-run_setup tool_setup(const recorded_tool& rec, const std::string& device, const agent::replay_request& req,
+run_setup tool_setup(const recorded_tool& rec, bench::device_kind device, const agent::replay_request& req,
                      const agent::episode_options& opt) {
   run_setup setup;
   setup.o.out = rec.run;
@@ -133,7 +139,7 @@ class run_tools : public agent::attached_tools {
 
   std::string description() const override {
     return fmt::format("pkb tool attached: problem {}, world {}, {}", problem_.name(), setup_.o.world,
-                       setup_.o.device == "cpu"
+                       setup_.o.device == bench::device_kind::cpu
                            ? fmt::format("on cpu (gloo, {} evaluation slots)", slots_.size())
                            : fmt::format("on cuda (leases of GPUs {})", fmt::join(slots_, ",")));
   }
@@ -152,7 +158,7 @@ std::unique_ptr<agent::attached_tools> attach_run_tools(const agent::replay_requ
                                                          agent::episode_options& opt) {
   const std::optional<recorded_tool> rec = recorded_pkb(req.recorded);
   if (!rec) return nullptr;
-  const std::string device = req.device.empty() ? rec->device : req.device;
+  const bench::device_kind device = req.device.value_or(rec->device);
   std::vector<int> slots = lease_slots(device, rec->world, req.recorded, *rec);
   const auto suite = bench::load_suite(rec->suite.empty() ? bench::default_suite_dir() : rec->suite);
   const bench::problem& problem = recorded_problem(suite, *rec, req.recorded);

@@ -49,7 +49,7 @@ struct run_facts {
   metrics::run_mode mode = metrics::run_mode::agent;
   std::string model;
   int world = 2;
-  std::string device;  ///< "cuda" or "cpu": where the run scores (every result names it)
+  bench::device_kind device = bench::default_device;  ///< where the run scores (every result names it)
 };
 
 /// The result of an episode the infrastructure could not run or score (verdict harness_error):

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/device_kind.h"
 #include "bench/eval/problem.h"
 #include "bench/metrics/result.h"
 #include "sandbox/sandbox.h"
@@ -32,7 +33,7 @@ struct run_options {
   int samples = 1;
   std::vector<int> problems;           ///< problem ids, ascending
   int jobs = 1;                        ///< concurrent episodes
-  std::string device;                  ///< "cuda" or "cpu"
+  bench::device_kind device = bench::default_device;  ///< `pkagent run` picks it from --device and the host
   std::filesystem::path out;           ///< the run directory
   int world = 2;
   std::vector<std::string> overrides;  ///< agent.toml overrides (--set)

@@ -50,7 +50,7 @@ stored_plan read_plan(const fs::path& out) {
     p.run_id = j.at("run_id").get<std::string>();
     p.mode = j.at("mode").get<std::string>();
     p.model = j.at("model").get<std::string>();
-    p.device = j.at("device").get<std::string>();
+    p.device = j.at("device").get<bench::device_kind>();
     p.world = j.at("world").get<int>();
     p.samples = j.at("samples").get<int>();
     p.problems = j.at("problems").get<std::vector<int>>();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "agent/run/run_plan.h"
+#include "bench/device_kind.h"
 
 namespace pk::run {
 
@@ -43,7 +44,8 @@ struct episode_ref {
 
 /// What OUT/run.json holds (run_plan.h writes it).
 struct stored_plan {
-  std::string run_id, mode, model, device;
+  std::string run_id, mode, model;
+  bench::device_kind device = bench::default_device;
   int world = 2;
   int samples = 1;
   std::vector<int> problems;  ///< ascending

@@ -68,7 +68,7 @@ run_summary run_shard(run_options o, shard_id s, scheduler::gpu_scheduler& gpus,
   st.host = host_name();
   st.pid = ::getpid();
   st.slurm_job = me;
-  if (o.device == "cuda") {
+  if (o.device == bench::device_kind::cuda) {
     st.gpus = allocation.gpus;
     st.gpu_source = allocation.source;
   }

@@ -190,7 +190,7 @@ int submit_to_slurm(const run_options& o, const slurm_request& request) {
                o.out.string(), fmt::join(live_arrays, ", "), o.out.string());
     return 0;
   }
-  if (o.device == "cuda" && !names_gpus(request.shard_options))
+  if (o.device == bench::device_kind::cuda && !names_gpus(request.shard_options))
     fmt::print(stderr, "pkagent run: note: no GPU option among --slurm-opt: each task gets the GPUs Slurm gives a "
                        "job by default (often none); e.g. --slurm-opt=--gres=gpu:8 --slurm-opt=--exclusive\n");
 

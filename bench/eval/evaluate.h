@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/device_kind.h"
 #include "bench/eval/hardware_spec.h"
 #include "bench/eval/problem.h"
 #include "bench/eval/reference_cache.h"
@@ -22,7 +23,7 @@ struct eval_options {
   int world = 2;
   int trials = 5;
   bool perf = true;
-  std::string device = "cuda";  ///< "cuda" (NCCL) or "cpu" (gloo)
+  device_kind device = default_device;  ///< cuda (NCCL) or cpu (gloo)
   long long seed = 42;          ///< visible base seed of the inputs (reproducible; keys the reference cache)
   /// Draw every input seed from the kernel's random source instead of `seed` (final scoring):
   /// nothing anywhere tells what the inputs will be.

@@ -111,7 +111,7 @@ int supervise_ranks(const fs::path& workspace) {
   // outlive the call (the judge treats leftover processes as background work).
   base_env["TORCHINDUCTOR_COMPILE_THREADS"] = "1";
   if (!base_env.count("TORCH_CUDA_ARCH_LIST")) base_env["TORCH_CUDA_ARCH_LIST"] = "9.0";
-  if (spec.device == "cpu") base_env["OMP_NUM_THREADS"] = std::to_string(spec.threads_per_rank);
+  if (spec.device == device_kind::cpu) base_env["OMP_NUM_THREADS"] = std::to_string(spec.threads_per_rank);
 
   sandbox::process_set ranks;
   for (int r = 0; r < spec.world; ++r) {

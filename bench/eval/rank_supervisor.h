@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/device_kind.h"
+
 namespace pk::bench {
 
 /// The hidden subcommand that runs supervise_ranks.
@@ -24,7 +26,7 @@ struct launch_spec {
   std::string worker;         ///< rank_worker.py
   std::string socket;         ///< the judge's socket, as the ranks see it
   int world = 2;
-  std::string device = "cuda";
+  device_kind device = default_device;
   int threads_per_rank = 1;   ///< OMP_NUM_THREADS on CPU
 };
 nlohmann::json to_json(const launch_spec& s);

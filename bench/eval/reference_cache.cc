@@ -47,7 +47,7 @@ std::uint64_t input_scheme_hash() {
 
 fs::path reference_cache::dir(const problem& p, const reference_key& k) const {
   return root_ / p.name() / fmt::format("{:016x}", content_hash(p) ^ input_scheme_hash()) /
-         fmt::format("w{}-{}-{}-seed{}-key{}", k.world, k.device, k.dtype, k.seed, k.seed_key);
+         fmt::format("w{}-{}-{}-seed{}-key{}", k.world, to_string(k.device), k.dtype, k.seed, k.seed_key);
 }
 
 fs::path reference_cache::output_file(const problem& p, const reference_key& k, int trial, int rank) const {

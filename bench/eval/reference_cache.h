@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "bench/device_kind.h"
 #include "bench/eval/problem.h"
 
 namespace pk::bench {
 
 struct reference_key {
   int world = 2;
-  std::string device;  ///< "cuda" or "cpu": reductions differ between them
+  device_kind device = default_device;  ///< reductions differ between cuda and cpu
   std::string dtype;
   long long seed = 42;
   std::string seed_key;  ///< seed_key_id() of the judge's seed key: the seeds follow from it too

@@ -110,7 +110,8 @@ json to_json(const eval_report& r) {
 std::string render_text(const eval_report& r) {
   std::string out = r.upstream.empty() ? "" : fmt::format("upstream: ParallelKernelBench checkout {}\n", r.upstream);
   out += fmt::format("problem {} · world {} · {} · {} · {} trial{} · sandbox {}\n", r.problem, r.world,
-                                r.device, r.dtype, r.trials_requested, r.trials_requested == 1 ? "" : "s", r.sandbox);
+                     to_string(r.device), r.dtype, r.trials_requested, r.trials_requested == 1 ? "" : "s",
+                     r.sandbox);
   for (const auto& t : r.trials) {
     out += fmt::format("trial {}: {}", t.trial, t.correct ? "correct" : "mismatch");
     if (t.speedup)

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/device_kind.h"
+
 namespace pk::bench {
 
 /// The judge's verdicts. `correct` is the only passing one. `forbidden`: the candidate did what no
@@ -57,7 +59,8 @@ struct eval_report {
   std::string upstream;  ///< upstream mode: the ParallelKernelBench checkout; empty otherwise
   std::string solution;  ///< the candidate file as given
   int world = 0;
-  std::string device, dtype;
+  device_kind device = default_device;
+  std::string dtype;
   int trials_requested = 0;
   verdict result = verdict::runtime_error;
   forbidden_reason reason = forbidden_reason::none;

@@ -31,7 +31,7 @@ scratch_dir::~scratch_dir() {
 std::string set_options::key() const {
   std::vector<std::string> hides;
   for (const auto& h : hidden) hides.push_back(h.string());
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}", world, device, fmt::join(gpus, ","),
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}", world, to_string(device), fmt::join(gpus, ","),
                      isolation == sandbox::isolation::none ? "none" : "bwrap", cache_base.string(), prebuild_kr,
                      fmt::join(hides, ":"));
 }
@@ -86,7 +86,7 @@ rank_set_spec make_set_spec(const set_options& o) {
   for (const fs::path& h : o.hidden)
     if (std::find(s.hidden.begin(), s.hidden.end(), h) == s.hidden.end()) s.hidden.push_back(h);
   const kr_torch_offer kr = offer_kr_torch(s.workspace, o.isolation != sandbox::isolation::none, o.cache_base,
-                                           o.prebuild_kr && o.device == "cuda", o.progress);
+                                           o.prebuild_kr && o.device == device_kind::cuda, o.progress);
   if (!kr.note.empty() && o.progress && o.prebuild_kr) o.progress(kr.note);
   s.binds = kr.binds;
   s.plan_base["python_path"] = kr.python_path;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/device_kind.h"
 #include "bench/eval/problem.h"
 #include "bench/eval/rank_set.h"
 
@@ -18,7 +19,7 @@ namespace pk::bench {
 /// What a process set's sandbox must be given before its evaluation is known.
 struct set_options {
   int world = 2;
-  std::string device = "cuda";
+  device_kind device = default_device;
   std::vector<int> gpus;             ///< host GPU indices, one per rank (empty on CPU)
   sandbox::isolation isolation = sandbox::isolation::bwrap;
   std::filesystem::path cache_base;  ///< the judge's caches (hidden inside; kr_torch is built there)

@@ -180,7 +180,7 @@ std::vector<run_summary> summarize(std::span<const episode_result> results, cons
     run_summary s;
     std::tie(s.run_id, s.mode, s.model) = key;
     for (const auto& r : runs[key])
-      if (!r.device.empty()) s.device = s.device.empty() || s.device == r.device ? r.device : "mixed";
+      if (r.device) s.devices.insert(*r.device);
     s.problems = problem_statistics(runs[key]);
     s.overall = aggregate(s.problems, options);
     for (category cat : all_categories) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,7 +86,9 @@ struct run_summary {
   std::string run_id;
   run_mode mode = run_mode::agent;
   std::string model;
-  std::string device;  // "cuda", "cpu", "mixed", or "" when its results do not say (version 1)
+  /// The devices its results were scored on: one, both (a mixed run), or none where its results
+  /// do not say (version 1).
+  std::set<bench::device_kind> devices;
   std::vector<problem_stats> problems;  // by problem id
   group_stats overall;
   std::vector<std::pair<category, group_stats>> categories;  // those present, in all_categories order

@@ -133,7 +133,7 @@ json to_json(const episode_result& r) {
           {"dollars", r.dollars_known ? json(r.dollars) : json(nullptr)},
           {"gpu_seconds", r.gpu_seconds},
           {"wall_seconds", r.wall_seconds},
-          {"device", r.device},
+          {"device", r.device ? json(*r.device) : json("")},
           {"roofline_ms", optional_number(r.roofline_ms)},
           {"end_reason", r.end_reason},
           {"transcript", r.transcript}};
@@ -191,8 +191,9 @@ episode_result result_from_json(const json& object) {
   r.gpu_seconds = f.number("gpu_seconds", false);
   r.wall_seconds = f.number("wall_seconds", false);
   if (version >= 2) {
-    r.device = f.text("device");
-    if (r.device != "cuda" && r.device != "cpu") f.fail("device", fmt::format("\"{}\" is not cuda or cpu", r.device));
+    const bench::device_parse d = bench::parse_device(f.text("device"));
+    if (!d.device) f.fail("device", d.error);
+    r.device = d.device;
     if (!f.is_null("roofline_ms")) r.roofline_ms = f.number("roofline_ms", true);
   }
   r.end_reason = f.name("end_reason");

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "bench/device_kind.h"
+
 namespace pk::metrics {
 
 /// Version of the result format; bump on any incompatible change and say so in docs/results.md.
@@ -63,7 +65,7 @@ struct episode_result {
   bool dollars_known = true;  // false: the model's prices are unknown, `dollars` (0) means nothing
   double gpu_seconds = 0;     // leases, world size x seconds: GPUs on cuda, evaluation slots on cpu
   double wall_seconds = 0;    // the episode and its final scoring
-  std::string device;         // "cuda" or "cpu": where it was scored; empty in version-1 results
+  std::optional<bench::device_kind> device;  // where it was scored; unset in version-1 results
   std::optional<double> roofline_ms;  // the problem's bound per call on the run's hardware spec (cuda only)
   std::string end_reason;  // why the episode ended, e.g. "submitted", "step_limit"
   std::string transcript;  // path of the transcript, relative to the run directory

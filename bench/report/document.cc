@@ -26,18 +26,17 @@ block table_block(table t) {
 }
 
 // What a run leased, by device: GPUs on cuda; on cpu, evaluation slots stand in for GPUs and
-// are never called GPUs. Version-1 results do not say which.
-std::string lease_unit(const std::string& device) {
-  if (device == "cuda") return "GPU-s";
-  if (device == "cpu") return "CPU slot-s";
-  return "lease-s";
+// are never called GPUs. Version-1 results do not say which, and a mixed run leased both.
+std::string lease_unit(const std::set<bench::device_kind>& devices) {
+  if (devices.size() != 1) return "lease-s";
+  return *devices.begin() == bench::device_kind::cuda ? "GPU-s" : "CPU slot-s";
 }
 
 // The lease unit every run shares, or "" when they differ (then each cell names its own).
 std::string common_lease_unit(const run_set& set) {
   std::string unit;
   for (const auto& r : set.runs) {
-    const auto u = lease_unit(r.summary.device);
+    const auto u = lease_unit(r.summary.devices);
     if (!unit.empty() && u != unit) return "";
     unit = u;
   }
@@ -50,7 +49,7 @@ std::string leased_header(const run_set& set) {
 }
 
 std::string leased_cell(const run_set& set, const report_run& r, double seconds) {
-  return common_lease_unit(set).empty() ? fmt::format("{:.1f} {}", seconds, lease_unit(r.summary.device))
+  return common_lease_unit(set).empty() ? fmt::format("{:.1f} {}", seconds, lease_unit(r.summary.devices))
                                         : fmt::format("{:.1f}", seconds);
 }
 
@@ -63,10 +62,10 @@ std::string dollars_cell(double amount, const metrics::spend& s, int episodes) {
 
 std::string bound_fraction_cell(const std::optional<double>& f) { return f ? percent(*f) : std::string("—"); }
 
-std::string device_cell(const std::string& device) {
-  if (device == "cuda") return "cuda (GPUs)";
-  if (device == "cpu") return "cpu (gloo)";
-  return device.empty() ? "not recorded" : device;
+std::string device_cell(const std::set<bench::device_kind>& devices) {
+  if (devices.empty()) return "not recorded";
+  if (devices.size() > 1) return "mixed";
+  return *devices.begin() == bench::device_kind::cuda ? "cuda (GPUs)" : "cpu (gloo)";
 }
 
 int max_samples(const run_set& set) {
@@ -159,7 +158,7 @@ table overall_table(const run_set& set) {
   row("dollars in all", [](const group_stats& g) { return dollars_cell(g.total.dollars, g.total, g.episodes); });
   run_row("leased (per problem)", [](const report_run& r) {
     const auto& g = r.summary.overall;
-    return fmt::format("{:.1f} {} ({:.1f})", g.total.gpu_seconds, lease_unit(r.summary.device),
+    return fmt::format("{:.1f} {} ({:.1f})", g.total.gpu_seconds, lease_unit(r.summary.devices),
                        g.gpu_seconds_per_problem);
   });
   row("wall time in all (episodes with final scoring)",
@@ -315,7 +314,7 @@ document build_document(const run_set& set) {
     int most = 0;
     for (const auto& p : r.summary.problems) most = std::max(most, p.samples);
     runs.rows.push_back({r.label, std::string(metrics::to_string(r.summary.mode)), r.summary.model,
-                         device_cell(r.summary.device), r.summary.run_id,
+                         device_cell(r.summary.devices), r.summary.run_id,
                          std::to_string(g.problems),
                          g.min_samples == most ? std::to_string(most) : fmt::format("{}–{}", g.min_samples, most),
                          std::to_string(g.episodes), r.dir.string()});

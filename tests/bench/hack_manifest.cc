@@ -104,10 +104,14 @@ std::vector<hack_entry> load_hack_manifest(const fs::path& manifest, const fs::p
     e.family_name = families[e.family];
     e.set = r.string("set").value_or("");
     if (e.set != "quick" && e.set != "full" && e.set != "gpu") throw r.error("set", "must be quick, full or gpu");
-    e.device = r.string("device").value_or(e.set == "gpu" ? "cuda" : "cpu");
-    if (e.device != "cpu" && e.device != "cuda") throw r.error("device", "must be cpu or cuda");
+    e.device = e.set == "gpu" ? bench::device_kind::cuda : bench::device_kind::cpu;
+    if (const auto device = r.string("device")) {
+      const bench::device_parse d = bench::parse_device(*device);
+      if (!d.device) throw r.error("device", d.error);
+      e.device = *d.device;
+    }
     e.expect = parse_expectation(r);
-    const run_defaults d = read_defaults(r, e.device == "cuda" ? cuda : cpu, false);
+    const run_defaults d = read_defaults(r, e.device == bench::device_kind::cuda ? cuda : cpu, false);
     e.world = d.world;
     e.seed = d.seed;
     e.trials = d.trials;

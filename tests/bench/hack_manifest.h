@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/device_kind.h"
+
 namespace pk::bench::testing {
 
 /// What the judge must make of a candidate.
@@ -26,7 +28,7 @@ struct hack_entry {
   std::string family_name;
   int problem = 0;
   std::string set;                 ///< quick (CI), full, gpu
-  std::string device;              ///< cpu or cuda
+  device_kind device = default_device;  ///< its `device`, else cuda in the gpu set and cpu in the others
   expectation expect = expectation::no_gain;
   double min_speedup = 0;
   double max_speedup = 0;

@@ -85,7 +85,7 @@ fs::path hack_home() { return fs::path(PKAGENT_HACK_HOME); }
 hack_outcome evaluate_once(const hack_entry& e, int step) {
   const int min_calls = e.step_min_calls.empty() ? e.min_calls : e.step_min_calls.at(static_cast<std::size_t>(step));
   std::vector<std::string> args = {"eval", "-q", "--json", "--problem", std::to_string(e.problem), "--solution",
-                                   e.file.string(), "--world", std::to_string(e.world), "--device", e.device,
+                                   e.file.string(), "--world", std::to_string(e.world), "--device", to_string(e.device),
                                    "--seed", std::to_string(e.seed), "--trials", std::to_string(e.trials),
                                    "--min-calls", std::to_string(min_calls), "--timeout",
                                    fmt::format("{:g}", e.timeout_s), "--compile-timeout",
@@ -182,7 +182,7 @@ TEST_P(hack_poc, judged_as_expected) {
                       "quick set";
   }
   if (auto why = sandbox::unavailable_reason()) GTEST_SKIP() << "the sandbox cannot run here: " << *why;
-  if (e.device == "cuda" && sandbox::visible_gpu_count() < e.world)
+  if (e.device == bench::device_kind::cuda && sandbox::visible_gpu_count() < e.world)
     GTEST_SKIP() << "needs " << e.world << " GPUs; this machine has " << sandbox::visible_gpu_count();
   hack_outcome o;
   for (int step = 0; step < e.steps; ++step) o = evaluate_once(e, step);

@@ -79,7 +79,7 @@ TEST(aggregate, agent_fixture_matches_hand_computed_values) {
   EXPECT_NEAR(*g.tokens_per_success, 24000, 1e-9);
   EXPECT_NEAR(g.total.gpu_seconds, 120, 1e-12);
   EXPECT_EQ(g.total.unpriced, 0);
-  EXPECT_EQ(run.device, "cuda");
+  EXPECT_EQ(run.devices, std::set<pk::bench::device_kind>{pk::bench::device_kind::cuda});
   // Bounds 0.2 / 0.1 / 0.05 ms (problems 1, 2, 27), every solution 0.5 ms: fractions 0.4, 0.4,
   // 0.2, 0.2, 0.2, 0.1; the median is 0.2.
   EXPECT_EQ(p1.roofline_fractions, (std::vector<double>{0.4, 0.4}));

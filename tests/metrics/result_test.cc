@@ -44,7 +44,7 @@ TEST(result, version_1_is_still_read) {
   j.erase("device");
   j.erase("roofline_ms");
   const episode_result r = result_from_json(j);
-  EXPECT_EQ(r.device, "");
+  EXPECT_FALSE(r.device);
   EXPECT_FALSE(r.roofline_ms);
   EXPECT_TRUE(r.dollars_known);
   j["dollars"] = nullptr;

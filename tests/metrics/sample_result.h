@@ -28,7 +28,7 @@ inline episode_result sample_result(int problem = 1, int sample = 0) {
   r.dollars = 0.012;
   r.gpu_seconds = 3.5;
   r.wall_seconds = 61.0;
-  r.device = "cuda";
+  r.device = pk::bench::device_kind::cuda;
   r.roofline_ms = 0.1;
   r.end_reason = "submitted";
   r.transcript = "episodes/1_allreduce/0/transcript.json";

@@ -157,7 +157,7 @@ TEST_F(run_gpu_test, PkbProfileSummarisesTheKernelsOfACorrectCandidate) {
   pkb::context c;
   c.problem = problem;
   c.eval.world = 2;
-  c.eval.device = "cuda";
+  c.eval.device = bench::device_kind::cuda;
   c.workspace = dir_ / "workspace";
   c.gpus = &gpus;
   c.holder = gpus.add_holder("profile-test");

@@ -47,7 +47,7 @@ class pkb_server_test : public ::testing::Test {
     pkb::context c;
     c.problem = bench::find_problem(suite, "1");
     c.eval.world = 2;
-    c.eval.device = "cpu";
+    c.eval.device = bench::device_kind::cpu;
     c.workspace = dir_ / "workspace";
     c.gpus = &gpus;
     c.holder = gpus.add_holder("test-episode", cap);

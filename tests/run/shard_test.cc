@@ -78,7 +78,7 @@ class ShardedRunDir : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     o_.out = fs::path(tmpl) / "run";
     o_.mode = metrics::run_mode::zeroshot;
-    o_.device = "cpu";
+    o_.device = bench::device_kind::cpu;
     o_.problems = {1, 2};
     o_.samples = 2;
     run_id_ = open_run_dir(o_);

@@ -68,7 +68,7 @@ TEST(RunPlan, ALocalServerOnAnotherPortContinuesTheRun) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   run_options o;
   o.out = tmpl;
-  o.device = "cpu";
+  o.device = bench::device_kind::cpu;
   o.problems = {1};
   o.model = "openai-compatible:http://127.0.0.1:8181/v1#gemma-3-270m";
   const std::string id = open_run_dir(o);
@@ -83,7 +83,7 @@ TEST(FinalResult, RecordsDeviceBoundPricesAndTheWholeWallTime) {
   const bench::problem& p = bench::find_problem(suite(), "1");
   bench::eval_report r;
   r.world = 2;
-  r.device = "cuda";
+  r.device = bench::device_kind::cuda;
   r.result = bench::verdict::correct;
   r.speedup = 1.5;
   r.reference = bench::timing_stats{0.6, 0.55, 0.65, 100};
@@ -99,11 +99,11 @@ TEST(FinalResult, RecordsDeviceBoundPricesAndTheWholeWallTime) {
   f.used.wall_seconds = 100;
   metrics::episode_result e = make_result(p, r, f);
   EXPECT_DOUBLE_EQ(e.wall_seconds, 142) << "docs/results.md: start to result, the final scoring included";
-  EXPECT_EQ(e.device, "cuda");
+  EXPECT_EQ(e.device, bench::device_kind::cuda);
   EXPECT_EQ(e.roofline_ms, 0.1);
   EXPECT_FALSE(e.dollars_known);
   EXPECT_NO_THROW(metrics::result_from_json(metrics::to_json(e)));
-  r.device = "cpu";  // the hardware spec's bound is of a GPU
+  r.device = bench::device_kind::cpu;  // the hardware spec's bound is of a GPU
   EXPECT_FALSE(make_result(p, r, f).roofline_ms);
 }
 
@@ -111,7 +111,7 @@ TEST(FinalResult, RecordsWhatAForbiddenVerdictCaught) {
   const bench::problem& p = bench::find_problem(suite(), "1");
   bench::eval_report r;
   r.world = 2;
-  r.device = "cpu";
+  r.device = bench::device_kind::cpu;
   r.result = bench::verdict::forbidden;
   r.reason = bench::forbidden_reason::tampering;
   episode_facts f;
@@ -228,7 +228,7 @@ TEST(ProblemText, RendersEveryFactTheModelNeeds) {
   const bench::problem& p = bench::find_problem(suite(), "1");
   problem_view v;
   v.world = 2;
-  v.device = "cuda";
+  v.device = bench::device_kind::cuda;
   v.final_trials = 5;
   v.hardware = bench::load_hardware_spec(bench::default_hardware_spec());
   const std::string md = render_problem(p, v, config::data_path("prompts"));

@@ -30,7 +30,7 @@ struct context {
   /// The model-facing texts (prompts/pkb/); null: the server loads the installed ones.
   std::shared_ptr<const tool_texts> texts;
 
-  bool cuda() const { return eval.device == "cuda"; }
+  bool cuda() const { return eval.device == bench::device_kind::cuda; }
 };
 
 }  // namespace pk::pkb
