@@ -177,7 +177,6 @@ int run_eval(eval_args& a) {
   if (o.isolation == sandbox::isolation::none)
     fmt::print(stderr, "pkagent eval: warning: --sandbox none: the candidate runs unisolated, with your "
                        "files and network in reach; use it only for code you trust\n");
-  if (o.device == device_kind::cpu) o.timing.warmup_max_ms = 1000;
   if (o.timing.min_calls > o.timing.max_calls)
     throw std::invalid_argument(fmt::format("--min-calls {} is above --max-calls {}: raise --max-calls",
                                             o.timing.min_calls, o.timing.max_calls));

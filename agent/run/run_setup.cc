@@ -111,7 +111,6 @@ bench::eval_options base_eval(const run_setup& setup) {
   // Candidate code that pkb check/bench/profile or final scoring runs reads no more than the
   // episode's own shell: not the run's other episodes.
   e.hidden = hidden_from_episodes(setup);
-  if (setup.o.device == bench::device_kind::cpu) e.timing.warmup_max_ms = 1000;
   return e;
 }
 

@@ -276,6 +276,8 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   plan.reference_trials = {missing.begin(), missing.end()};
   plan.perf = o.perf;
   plan.timing = o.timing;
+  if (o.device == device_kind::cpu)
+    plan.timing.warmup_max_ms = std::min(plan.timing.warmup_max_ms, plan.timing.cpu_warmup_max_ms);
   plan.compile_timeout_s = o.compile_timeout_s;
   plan.phase_timeout_s = o.timeout_s;
   plan.sandboxed = o.isolation != sandbox::isolation::none;

@@ -37,6 +37,7 @@ struct timing_options {
   double warmup_min_ms = 100;
   double first_warmup_min_ms = 1000;  ///< the first timing of a run: clocks, cuBLAS and NCCL still settle
   double warmup_max_ms = 3000;
+  double cpu_warmup_max_ms = 1000;  ///< on CPU (gloo): the host's clock settles at once, and cores are few
   int min_calls = 100;
   double min_ms = 30;
   int max_calls = 1000;      ///< 200 blocks: their means' median is known to well under 1%
