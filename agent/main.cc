@@ -53,7 +53,7 @@ constexpr status_row status_table[] = {
     {"2", "bad input: an unknown command or option, a bad value, config file, prompt template or problem, a "
           "file that cannot be read or written, an unknown model or an unset key variable"},
     {"3", "failure not caused by the input: the evaluator, a reference, the model provider or pkagent itself "
-          "failed (the message says which)"},
+          "failed (the message says which; run: every episode it scored ended in model_error)"},
     {"124", "sandbox: the command ran past --timeout and was killed"},
     {"125", "no sandbox can be created (bubblewrap missing, no user namespaces, a GPU that does not exist); "
             "the message names the fix"},

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "agent/cli.h"
+#include "agent/limits.h"
 #include "agent/run/merge.h"
 #include "agent/run/run_status.h"
 #include "agent/run/runner.h"
@@ -100,6 +101,15 @@ int run_command(run_args& a) {
   if (s.unstarted > 0)
     fmt::print("{} episode(s) not started: the run's --max-dollars is spent\n", s.unstarted);
   fmt::print("report: pkagent report {}\n", o.out.string());
+  const auto model_errors = s.end_reasons.find(std::string(agent::to_string(agent::end_reason::model_error)));
+  if (s.finished > 0 && model_errors != s.end_reasons.end() && model_errors->second == s.finished) {
+    // Nothing was learned about any problem: a script that goes on to `pkagent report` must know.
+    fmt::print(stderr,
+               "pkagent run: every episode scored now ended in model_error: the model provider failed (each "
+               "transcript's last event says how); fix the model's entry or key, then run again into a new "
+               "--out (resuming this one keeps these results)\n");
+    return 3;
+  }
   return s.failed > 0 ? 1 : 0;
 }
 

@@ -343,6 +343,21 @@ TEST_F(run_cli_test, NothingSubmittedIsNoSubmissionAndEveryEndReasonIsShown) {
   EXPECT_NE(text.find("episodes ended by (end reasons)"), std::string::npos) << text;
 }
 
+TEST_F(run_cli_test, ARunWhoseEveryEpisodeHitAModelErrorFailsAsTheProvidersFault) {
+  // A refused key: no episode learns anything, so the run is no success a script can go on from.
+  fake_.load({{"replies", {{{"fault", "status"}, {"status", 401}, {"message", "bad key"}}}}});
+  const fs::path out = dir_ / "refused";
+  std::string text;
+  auto args = run_args("zeroshot", out);
+  args[args.size() - 9] = "1";  // --problems 1
+  EXPECT_EQ(pkagent(args, &text), 3) << text;
+  EXPECT_NE(text.find("ended: model_error 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("every episode scored now ended in model_error"), std::string::npos) << text;
+  const auto got = metrics::read_results(out / "results.jsonl").results;
+  ASSERT_EQ(got.size(), 1u) << "the episode is recorded all the same";
+  EXPECT_EQ(got[0].end_reason, "model_error");
+}
+
 TEST_F(run_cli_test, BadOptionsAreRefusedClearly) {
   std::string text;
   EXPECT_EQ(pkagent({"run", "--problems", "1-x", "--device", "cpu", "--out", (dir_ / "bad").string()}, &text), 2);
