@@ -38,7 +38,7 @@ tensor_commit commit_of(std::string_view bytes);
 /// (depth first, dict keys before values, a sparse tensor's indices before its values).
 std::vector<tensor_commit> output_commits(const tensor_file& f);
 
-/// One call's commitments as the commit command's answer carries them: [[bytes, s0, s1], ...];
+/// One call's commitments as a timed block's second answer carries them: [[bytes, s0, s1], ...];
 /// nullopt when the JSON is not of that form.
 std::optional<std::vector<tensor_commit>> commits_from_json(const nlohmann::json& call);
 
