@@ -1,5 +1,6 @@
 #include "sandbox/cgroup.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -126,7 +128,7 @@ cgroup_layout probe() {
     }
     problems.push_back(fmt::format("cgroup v2 at {} offers no writable memory+pids subtree", m.mountpoint.string()));
   }
-  for (const std::string controller : {"memory", "pids", "cpuacct"}) {
+  for (const std::string controller : {"memory", "pids", "cpuacct", "freezer"}) {
     for (const auto& m : mounts) {
       if (m.fstype != "cgroup" || !contains(m.super_options, controller)) continue;
       std::string own_path = "/";
@@ -226,6 +228,8 @@ std::unique_ptr<sandbox_cgroup> sandbox_cgroup::create(const cgroup_layout& layo
       cg->pids_limited_ = true;
     } else if (controller == "cpuacct") {
       cg->v1_cpuacct_ = dir;
+    } else if (controller == "freezer") {
+      cg->v1_freezer_ = dir;
     }
   }
   return cg;
@@ -255,7 +259,21 @@ std::optional<double> sandbox_cgroup::cpu_seconds() const {
   return std::nullopt;
 }
 
+bool sandbox_cgroup::freeze(bool frozen) {
+  if (freeze_fd_ < 0) {
+    if (!can_freeze()) return false;
+    const fs::path file = v2_dir_ ? *v2_dir_ / "cgroup.freeze" : *v1_freezer_ / "freezer.state";
+    freeze_fd_ = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (freeze_fd_ < 0) return false;
+  }
+  const std::string_view word = v2_dir_ ? (frozen ? "1" : "0") : (frozen ? "FROZEN" : "THAWED");
+  return ::pwrite(freeze_fd_, word.data(), word.size(), 0) == static_cast<ssize_t>(word.size());
+}
+
 sandbox_cgroup::~sandbox_cgroup() {
+  // A v1-frozen process does not die of SIGKILL until it is thawed.
+  if (v1_freezer_) freeze(false);
+  if (freeze_fd_ >= 0) ::close(freeze_fd_);
   for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) {
     const fs::path& dir = *it;
     if (fs::exists(dir / "cgroup.kill")) {

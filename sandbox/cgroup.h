@@ -2,8 +2,8 @@
 // everything inside, and, afterwards, whether the OOM killer struck and how much CPU was used.
 //
 // Hosts differ: the GPU host has the unified (v2) hierarchy with memory and pids controllers;
-// our CI host has a hybrid layout where memory, pids and cpuacct live in v1 hierarchies and v2
-// holds none of them. detect_cgroups() reads /proc/self/mountinfo and /proc/self/cgroup and
+// our CI host has a hybrid layout where memory, pids, cpuacct and freezer live in v1 hierarchies
+// and v2 holds none of them. detect_cgroups() reads /proc/self/mountinfo and /proc/self/cgroup and
 // picks, per controller, the hierarchy that actually has it.
 #pragma once
 
@@ -21,13 +21,15 @@ namespace pk::sandbox {
 struct cgroup_layout {
   /// v2: a directory whose children get the memory and pids controllers.
   std::optional<std::filesystem::path> v2_parent;
-  /// v1: controller name ("memory", "pids", "cpuacct") -> the parent directory in its hierarchy.
+  /// v1: controller name ("memory", "pids", "cpuacct", "freezer") -> the parent directory in its hierarchy.
   std::map<std::string, std::filesystem::path> v1_parents;
   /// Why a controller is missing, for notes ("no memory controller: ...").
   std::string problem;
 
   bool has_memory() const { return v2_parent.has_value() || v1_parents.count("memory") > 0; }
   bool has_pids() const { return v2_parent.has_value() || v1_parents.count("pids") > 0; }
+  /// v2's cgroup.freeze is in every cgroup but the root; v1 needs the freezer hierarchy.
+  bool has_freezer() const { return v2_parent.has_value() || v1_parents.count("freezer") > 0; }
   std::string describe() const;
 };
 
@@ -53,12 +55,19 @@ class sandbox_cgroup {
   bool oom_killed() const;
   /// CPU time of everything that ran inside; nullopt without a CPU accounting controller.
   std::optional<double> cpu_seconds() const;
+  bool can_freeze() const { return v2_dir_.has_value() || v1_freezer_.has_value(); }
+  /// Stops (true) or continues (false) every process inside at once. Returns without waiting: a
+  /// process stops at its next return to user space, as with SIGSTOP, but the kernel also
+  /// freezes every child forked meanwhile, which signals to known pids cannot. False when this
+  /// cgroup has no freezer or the write failed.
+  bool freeze(bool frozen);
 
  private:
   sandbox_cgroup() = default;
   std::vector<std::filesystem::path> dirs_;  ///< every directory created, for join and cleanup
-  std::optional<std::filesystem::path> v2_dir_, v1_memory_, v1_cpuacct_;
+  std::optional<std::filesystem::path> v2_dir_, v1_memory_, v1_cpuacct_, v1_freezer_;
   bool memory_limited_ = false, pids_limited_ = false;
+  int freeze_fd_ = -1;  ///< kept open: the judge freezes and thaws a set hundreds of times a second
 };
 
 }  // namespace pk::sandbox

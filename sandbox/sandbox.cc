@@ -127,16 +127,30 @@ result execute(const spec& s, const plan& p) {
     ps.pass_fds.emplace_back(fds.back()->get(), number);
   }
 
+  if (s.live) {
+    std::string no_freezer;
+    if (!cgroup) no_freezer = "the sandbox has no cgroup (" + why_not + ")";
+    else if (!cgroup->can_freeze()) no_freezer = "no cgroup freezer on this host (" + detect_cgroups().describe() + ")";
+    s.live->attach(cgroup.get(), no_freezer);
+  }
   process_result pr;
   try {
     process_set set;
+    const auto started = std::chrono::steady_clock::now();
     set.start(ps);
-    while (!set.wait_any(std::chrono::milliseconds(50)))
+    while (!set.wait_any(std::chrono::milliseconds(50))) {
+      // Thawed before any kill: the timeout's, a stop request's.
+      const bool past_wall =
+          s.limits.wall.count() > 0 && std::chrono::steady_clock::now() - started >= s.limits.wall;
+      if (s.live && (past_wall || s.stop.stop_requested())) s.live->release();
       if (s.stop.stop_requested()) set.kill(0);
+    }
     pr = set.result(0);
   } catch (const process_error& e) {
+    if (s.live) s.live->detach();
     throw sandbox_error(e.what());
   }
+  if (s.live) s.live->detach();
   r.exit_code = pr.exit_code;
   r.signal = pr.signal;
   r.timed_out = pr.timed_out;

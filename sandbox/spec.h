@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "sandbox/output_capture.h"  // captured_output
+#include "sandbox/live_group.h"
 #include "sandbox/process.h"         // rlimit_setting
 
 namespace pk::sandbox {
@@ -61,6 +63,8 @@ struct spec {
   enum isolation isolation = isolation::bwrap;
   std::string stdin_data;                  ///< fed to the command's stdin (closed after)
   std::stop_token stop;                    ///< a stop request kills the sandbox and all inside it
+  /// Set to stop and continue everything inside while it runs (live_group.h); may be null.
+  std::shared_ptr<live_group> live;
 };
 
 struct result {

@@ -276,6 +276,11 @@ class driver {
     rec.blocks = warm;
     rec.blocks.insert(rec.blocks.end(), timed.begin(), timed.end());
     rec.timing = judge_timing(timed);
+    if (const std::string why = cand_.pause_limit(); sandboxed_ && !why.empty())
+      rec.timing->flags.push_back(fmt::format(
+          "between its turns only the candidate's rank processes were stopped ({}): a process they started "
+          "could have run while the reference was timed",
+          why));
   }
 
   // Both sets record the same call of their last block (they ran the same inputs).

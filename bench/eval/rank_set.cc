@@ -80,6 +80,8 @@ struct rank_set::impl {
   rank_set_ending ending;
   std::string run_error;                 ///< the sandbox could not run at all
   std::map<fs::path, std::string> written;  ///< the judge's files in the workspace, as written
+  /// The sandbox while it runs, to stop everything in it between the set's turns.
+  std::shared_ptr<sandbox::live_group> live = std::make_shared<sandbox::live_group>();
   std::jthread runner;
 
   ~impl() {
@@ -164,6 +166,7 @@ struct rank_set::impl {
         s.env = spec.env;
         s.isolation = spec.isolation;
         s.stop = stop;
+        s.live = live;
         e.sandbox = sandbox::run(s, fmt::format("exec '{}' {} /workspace", exe.string(), ranks_subcommand));
       }
     } catch (const std::exception& ex) {
@@ -343,11 +346,18 @@ void rank_set::send_all(const json& command) {
 void rank_set::pause() {
   for (const link& l : impl_->ranks)
     if (l.pid > 0) ::kill(l.pid, SIGSTOP);
+  impl_->live->freeze(true);
 }
 
 void rank_set::resume() {
+  impl_->live->freeze(false);
   for (const link& l : impl_->ranks)
     if (l.pid > 0) ::kill(l.pid, SIGCONT);
+}
+
+std::string rank_set::pause_limit() const {
+  if (impl_->spec.isolation == sandbox::isolation::none) return "no sandbox";
+  return impl_->live->why_not();
 }
 
 void rank_set::stop() { impl_->runner.request_stop(); }

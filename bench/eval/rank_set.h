@@ -111,11 +111,16 @@ class rank_set {
   /// and the commitment that follows it), the second answer is awaited without another command.
   void await_second_answer();
 
-  /// Stops (SIGSTOP) or continues (SIGCONT) the set's rank processes, every thread of them. The
-  /// judge keeps a set stopped while it waits (the other set's turn, the judge's own work), so that
-  /// nothing of a candidate runs beside the reference's timed blocks.
+  /// Stops or continues every process of the set: its ranks (SIGSTOP, SIGCONT: every thread) and,
+  /// through the sandbox's cgroup freezer, whatever else runs in its sandbox (children, daemons,
+  /// processes forked while it is being stopped). The judge keeps a set stopped while it waits
+  /// (the other set's turn, the judge's own work), so that nothing of a candidate runs beside the
+  /// reference's timed blocks.
   void pause();
   void resume();
+  /// Why pause() stops only the rank processes ("" when it stops everything): no sandbox, or no
+  /// cgroup freezer on this host.
+  std::string pause_limit() const;
 
   /// Kills the set now.
   void stop();

@@ -21,6 +21,7 @@
 #include "config/read_file.h"
 #include "host_processes.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/live_group.h"
 #include "temp_dir.h"
 
 namespace pk::sandbox {
@@ -240,6 +241,79 @@ TEST_F(sandbox_test, cpu_seconds_are_reported) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_GT(r.cpu_seconds, 0.1) << "wall " << r.wall_seconds;
   EXPECT_LT(r.cpu_seconds, r.wall_seconds + 0.05) << "one single-threaded loop";
+}
+
+// What a judge relies on to stop a process set between its turns: everything inside stops, a
+// child, a daemon in its own session and processes forked while it freezes included, and a
+// frozen sandbox still ends at a stop request or its timeout.
+class live_group_test : public sandbox_test {
+ protected:
+  void SetUp() override {
+    sandbox_test::SetUp();
+    if (IsSkipped()) return;
+    if (!detect_cgroups().has_freezer())
+      GTEST_SKIP() << "no cgroup freezer on this host: " << detect_cgroups().describe();
+    s.live = std::make_shared<live_group>();
+  }
+
+  // Starts three writers, each appending to its log every few ms: a background child, a daemon
+  // in its own session, and a loop that forks a new short-lived process for every line.
+  void start(std::stop_token stop) {
+    s.stop = stop;
+    runner = std::jthread([this] {
+      r = run_cmd("sleep 4253.5 & "
+                  "(while :; do echo x >> child.log; sleep 0.003; done) & "
+                  "setsid sh -c 'while :; do echo x >> daemon.log; sleep 0.003; done' & "
+                  "while :; do sh -c 'echo x >> forks.log'; done");
+    });
+    const auto limit = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < limit && (!s.live->can_freeze() || size("forks.log") < 10 ||
+                                                         size("daemon.log") < 10 || size("child.log") < 10))
+      std::this_thread::sleep_for(10ms);
+  }
+  std::uintmax_t size(const std::string& log) {
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(ws.path() / log, ec);
+    return ec ? 0 : n;
+  }
+  std::vector<std::uintmax_t> sizes() { return {size("child.log"), size("daemon.log"), size("forks.log")}; }
+
+  std::jthread runner;
+  result r;
+};
+
+TEST_F(live_group_test, freezes_every_process_inside_and_thaws_them) {
+  std::stop_source stop;
+  start(stop.get_token());
+  ASSERT_TRUE(s.live->can_freeze()) << s.live->why_not();
+  ASSERT_TRUE(s.live->freeze(true));
+  std::this_thread::sleep_for(100ms);  // a write under way when the freeze came lands
+  const auto frozen = sizes();
+  for (auto n : frozen) ASSERT_GT(n, 0u) << "a writer never started";
+  std::this_thread::sleep_for(400ms);
+  EXPECT_EQ(sizes(), frozen) << "something inside kept running while frozen";
+  ASSERT_TRUE(s.live->freeze(false));
+  std::this_thread::sleep_for(400ms);
+  const auto thawed = sizes();
+  for (std::size_t i = 0; i < thawed.size(); ++i) EXPECT_GT(thawed[i], frozen[i]) << "writer " << i << " stayed frozen";
+  ASSERT_TRUE(s.live->freeze(true));
+  const auto t0 = std::chrono::steady_clock::now();
+  stop.request_stop();  // while frozen
+  runner.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  EXPECT_EQ(count_host_processes("4253.5"), 0);
+  EXPECT_FALSE(s.live->freeze(true)) << "an ended sandbox cannot be frozen";
+  EXPECT_EQ(s.live->why_not(), "the sandbox has ended");
+}
+
+TEST_F(live_group_test, a_frozen_sandbox_still_ends_at_its_timeout) {
+  s.limits.wall = 3s;
+  start(std::stop_token());
+  ASSERT_TRUE(s.live->freeze(true)) << s.live->why_not();
+  runner.join();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(r.wall_seconds, 8.0);
+  EXPECT_EQ(count_host_processes("4253.5"), 0);
 }
 
 TEST(sandbox_none_test, runs_unsandboxed_with_a_warning) {
