@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -145,22 +146,31 @@ class driver {
     out_.trials.push_back(std::move(rec));
   }
 
-  // Both sets build the inputs of their next block: the same per-rank, per-call seeds, while no
-  // block is being timed.
-  void prepare_pair(int t) {
+  rank_set& set_of(set_role who) { return who == set_role::reference ? *ref_ : cand_; }
+  static int slot(set_role who) { return who == set_role::reference ? 0 : 1; }
+
+  // Both sets build the inputs of their next block, the same per-rank, per-call seeds, one set at a
+  // time on the judge's clock: the command runs in the candidate's process, and work it does there
+  // on the block to come shows as time the reference's same command did not take (judge_timing).
+  // The set whose block comes first builds last, so its block follows its own work on the GPUs.
+  void prepare_pair(int t, const std::vector<set_role>& order) {
     const std::int64_t shared = calls_.next();
     const auto seeds = call_seeds();
-    for (rank_set* s : {&cand_, ref_}) s->resume();
-    for (rank_set* s : {&cand_, ref_})
+    for (auto who = order.rbegin(); who != order.rend(); ++who) {
+      rank_set& s = set_of(*who);
+      s.resume();
+      const auto t0 = clock::now();
       for (int r = 0; r < world(); ++r)
-        s->send(r, {{"cmd", "prepare"}, {"trial", t}, {"seeds", seeds[static_cast<std::size_t>(r)]},
-                    {"shared_seed", shared}});
-    await({&cand_, ref_}, fmt::format("timing {}", t), plan_.phase_timeout_s);
+        s.send(r, {{"cmd", "prepare"}, {"trial", t}, {"seeds", seeds[static_cast<std::size_t>(r)]},
+                   {"shared_seed", shared}});
+      await({&s}, fmt::format("timing {}", t), plan_.phase_timeout_s);
+      prepare_ms_[slot(*who)] = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    }
   }
 
   // One block of `who`'s set on the inputs it prepared last (none for a null block).
   block_record block(set_role who, int t, double hold, bool null, bool warmup, int pair) {
-    rank_set& s = who == set_role::reference ? *ref_ : cand_;
+    rank_set& s = set_of(who);
     const std::string phase = fmt::format("timing {}", t);
     const int calls = plan_.timing.block_calls;
     const bool commits = !null && !warmup;
@@ -179,6 +189,7 @@ class driver {
     b.warmup = warmup;
     b.pair = pair;
     b.wall_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    if (!null) b.prepare_ms = std::exchange(prepare_ms_[slot(who)], 0.0);
     b.ms.assign(static_cast<std::size_t>(calls), 0.0);
     for (std::size_t r = 0; r < replies.size(); ++r) {
       const json& ms = replies[r].value("ms", json());
@@ -229,6 +240,12 @@ class driver {
     return s;
   }
 
+  // A B, B A, A B ...: drift lands on both sets alike.
+  static std::vector<set_role> pair_order(int pair) {
+    return pair % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
+                         : std::vector{set_role::candidate, set_role::reference};
+  }
+
   void timing(int t) {
     if (!ref_) return;
     if (plan_.progress) plan_.progress(fmt::format("timing trial {}", t));
@@ -241,10 +258,9 @@ class driver {
     const auto w0 = clock::now();
     double hold = 0.5;
     for (int round = 0;; ++round) {
-      prepare_pair(t);
-      for (set_role who : round % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
-                                         : std::vector{set_role::candidate, set_role::reference})
-        warm.push_back(block(who, t, hold, false, true, -1));
+      const auto order = pair_order(round);
+      prepare_pair(t, order);
+      for (set_role who : order) warm.push_back(block(who, t, hold, false, true, -1));
       const double spent = std::chrono::duration<double, std::milli>(clock::now() - w0).count();
       if (warmup_done(warm, o, spent, first_timing_)) break;
       hold = hold_ms(warm);
@@ -265,10 +281,9 @@ class driver {
     const int null_every = std::max(1, pairs / 4);
     for (int p = 0; p < pairs; ++p) {
       if (p % null_every == 0) timed.push_back(block(set_role::reference, t, hold, true, false, -1));
-      prepare_pair(t);
-      for (set_role who : p % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
-                                     : std::vector{set_role::candidate, set_role::reference})
-        timed.push_back(block(who, t, hold, false, false, p));
+      const auto order = pair_order(p);
+      prepare_pair(t, order);
+      for (set_role who : order) timed.push_back(block(who, t, hold, false, false, p));
       for (const auto& [cp, call] : checked)
         if (cp == p) check(t, call);
     }
@@ -316,6 +331,7 @@ class driver {
   bool sandboxed_ = true;
   bool first_timing_ = true;
   long blocks_run_ = 0;
+  double prepare_ms_[2] = {0, 0};  ///< the last build of each set's inputs (reference, candidate), until its block
   std::optional<set_role> last_on_gpu_;
   std::vector<std::vector<std::vector<tensor_commit>>> last_commits_;  ///< the last candidate block's, per rank and call
 };

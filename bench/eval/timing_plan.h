@@ -15,7 +15,11 @@
 //   and inflate the speedup); if they are, only the latter count;
 // - after each timed block both sets commit to its outputs (output_commit.h), the same work for
 //   outputs of the same size: a candidate whose commits take much longer made its outputs only then,
-//   and the excess counts in its blocks' wall-clock.
+//   and the excess counts in its blocks' wall-clock;
+// - before each pair both sets build the inputs of their next block, one set at a time, the same
+//   generator on the same seeds: a candidate whose builds take longer beyond the readings' noise
+//   did work there, ahead of its block (its answers computed while the inputs were made), and the
+//   excess counts in each of its blocks, by either clock.
 // A call's time is the mean of its block: the five calls of a block have independent inputs, so
 // work shifted between them (batch-and-skip) still counts in full.
 #pragma once
@@ -56,6 +60,7 @@ struct block_record {
   double wall_ms = 0;               ///< the judge's clock
   double enqueue_ms = 0;            ///< the host's time to enqueue the block (maximum over ranks)
   double commit_ms = 0;             ///< the judge's clock of the commit after a timed block (0: none)
+  double prepare_ms = 0;            ///< the judge's clock of building the block's inputs (0: none)
   std::optional<set_role> after;    ///< whose block ran just before on the GPUs (nullopt: none, or null)
 };
 

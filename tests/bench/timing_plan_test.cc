@@ -1,5 +1,7 @@
 // The judge's reading of the two clocks: warm-up, hold, call counts, and the cross-checks that
 // catch a candidate whose own clock lies or whose leftover work slows the reference.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "bench/eval/timing_plan.h"
@@ -36,6 +38,7 @@ std::vector<block_record> trial(double ref_ms, double cand_ms, double cand_claim
       const double real = who == set_role::reference ? ref_ms + (after_cand ? spill_ms : 0) + cold : cand_ms + cold;
       const double claim = who == set_role::reference ? real : cand_claim + cold;
       bs.push_back(blk(who, claim, null_wall + 5 * real, last));
+      bs.back().pair = p;
       last = who;
     }
     if (p % 10 == 9) bs.push_back(blk(set_role::reference, 0, null_wall, std::nullopt, true));
@@ -165,6 +168,57 @@ TEST(timing_plan, commits_as_long_as_the_references_change_nothing) {
   EXPECT_FALSE(t.wall_clock);
   EXPECT_TRUE(t.flags.empty());
   EXPECT_DOUBLE_EQ(median(t.candidate_ms), 0.020);
+}
+
+// Each set's time to build a block's inputs, on the judge's clock: `base` ms with a spread of
+// +-`noise` ms, plus `cand_extra` ms for the candidate; `load` ms more in every third pair, for
+// both sets (a busy host).
+void with_prepares(std::vector<block_record>& bs, double base, double noise, double cand_extra, double load = 0) {
+  int i = 0;
+  for (auto& b : bs)
+    if (!b.null)
+      b.prepare_ms = base + noise * std::sin(1.7 * ++i) + (b.pair % 3 == 0 ? load : 0.0) +
+                     (b.who == set_role::candidate ? cand_extra : 0.0);
+}
+
+TEST(timing_plan, work_done_while_the_inputs_were_built_counts_in_the_block) {
+  // The block's five 40 us calls answered from work done while their inputs were built: the block
+  // itself takes nothing by either clock, the build 0.2 ms longer than the reference's.
+  auto bs = trial(0.040, 0.0001, 0.0001);
+  with_prepares(bs, 3.9, 0.05, 5 * 0.040);
+  const trial_timing t = judge_timing(bs);
+  ASSERT_EQ(t.flags.size(), 1u);
+  EXPECT_NE(t.flags[0].find("building a block's inputs"), std::string::npos) << t.flags[0];
+  // Recovered to within the builds' spread (their medians move by about 10 us here).
+  EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 0.08);
+}
+
+TEST(timing_plan, builds_as_long_as_the_references_change_nothing) {
+  auto bs = trial(0.040, 0.020, 0.020);
+  with_prepares(bs, 3.9, 0.05, 0.003);  // a few microseconds apart: well within the readings' spread
+  const trial_timing t = judge_timing(bs);
+  EXPECT_TRUE(t.flags.empty()) << t.flags[0];
+  EXPECT_DOUBLE_EQ(median(t.candidate_ms), 0.020);
+}
+
+TEST(timing_plan, work_hidden_in_builds_is_found_under_a_load_that_slows_both_sets) {
+  // Builds of 190 ms that a busy host lengthens by 60 ms in one pair of three: 30 ms of hidden work
+  // is less than that, but each pair's two builds share the load.
+  auto bs = trial(6.0, 0.01, 0.01);
+  with_prepares(bs, 190, 2, 30, 60);
+  const trial_timing t = judge_timing(bs);
+  ASSERT_FALSE(t.flags.empty());
+  EXPECT_NE(t.flags.back().find("building a block's inputs"), std::string::npos) << t.flags.back();
+  EXPECT_GT(median(t.candidate_ms), 0.01 + 25.0 / 5);
+}
+
+TEST(timing_plan, a_steady_excess_in_building_counts_even_when_small) {
+  // Readings that hardly spread: 30 us of work hidden in each build stands out, and counts.
+  auto bs = trial(0.040, 0.034, 0.034);
+  with_prepares(bs, 3.9, 0.001, 0.030);
+  const trial_timing t = judge_timing(bs);
+  ASSERT_EQ(t.flags.size(), 1u);
+  EXPECT_NEAR(median(t.candidate_ms), 0.034 + 0.030 / 5, 1e-3);
 }
 
 TEST(timing_plan, half_a_small_calls_time_is_noticed) {
