@@ -6,8 +6,9 @@ The rank worker uses it through a few calls:
     problem = Problem(plan["problem"])                  the declarations the plan carries
     inputs = Inputs(problem, inputs_module, rank, world, device)
                                                         after init_process_group: builds the groups, once
-    args = inputs.build(trial, {"rank": seed, "shared": shared_seed})
+    args = inputs.build(trial, {"rank": seed, "shared": shared_seed}, timed=False)
                                                         one call's arguments, checked against problem.toml
+                                                        (timed=True: a timed call's, from torch's generators)
     before = snapshot(problem, args)                    (reference) the inputs before the call
     trees, mutated = reference_record(problem, inputs, trial, seeds, args, out, before)
     trees = candidate_record(problem, args, out)        what tensor_file.write records
@@ -16,6 +17,7 @@ The rank worker uses it through a few calls:
 import itertools
 
 import counter_fill
+import generator_fill
 import tensor_file
 import torch
 import torch.distributed as dist
@@ -122,13 +124,16 @@ def derived_seeds(base, rank, trial, call=None):
 class InputContext:
     """What make_inputs(ctx, **shape) receives (docs/problem_format.md, "inputs.py").
 
-    Values come from counter-based streams keyed by the call's seed, the problem and the stream's name.
+    Values come from streams keyed by the call's seed, the problem and the stream's name: counter-based
+    (counter_fill) for a trial, whose reference outputs are cached, torch's generators (generator_fill)
+    for a timed call, built a thousand times per trial.
     `seeds` holds this rank's own seed and the one every rank shares; a rank gets no other rank's, so it
     cannot compute another rank's inputs (and skip the communication). A tensor that the ranks of a mesh
     group share is drawn by the group's first rank and broadcast within the group."""
 
-    def __init__(self, problem, rank, world, trial, seeds, device, groups, seeds_of=None):
+    def __init__(self, problem, rank, world, trial, seeds, device, groups, seeds_of=None, fills=counter_fill):
         self.problem = problem
+        self._fills = fills
         self.problem_id = problem.id
         self.rank, self.world, self.trial, self.seeds = rank, world, trial, seeds
         self.device = device
@@ -163,15 +168,15 @@ class InputContext:
         """A tensor of normal values (mean, std) on the device, in `dtype` (default: the problem's).
         same_on: None (this rank's own values), "world" (the same on every rank) or a mesh axis (the
         same on every rank of this rank's group along it)."""
-        return self._draw(counter_fill.fill_normal, shape, dtype, stream, same_on, mean, std)
+        return self._draw(self._fills.fill_normal, shape, dtype, stream, same_on, mean, std)
 
     def rand(self, shape, stream, *, same_on=None, dtype=None, low=0.0, high=1.0):
         """A tensor of values uniform in [low, high) on the device."""
-        return self._draw(counter_fill.fill_uniform, shape, dtype, stream, same_on, low, high)
+        return self._draw(self._fills.fill_uniform, shape, dtype, stream, same_on, low, high)
 
     def randint(self, shape, stream, low, high, *, same_on=None, dtype=torch.int64):
         """A tensor of integers uniform in [low, high) on the device."""
-        return self._draw(counter_fill.fill_integers, shape, dtype, stream, same_on, low, high)
+        return self._draw(self._fills.fill_integers, shape, dtype, stream, same_on, low, high)
 
     def generator(self, stream, same_on=None):
         """A CPU torch.Generator seeded from the stream's key, for what the fills do not cover
@@ -184,7 +189,7 @@ class InputContext:
         if self._seeds_of is None:
             raise RuntimeError("another rank's inputs cannot be computed here: the judge gives each rank its own seed")
         return InputContext(self.problem, rank, self.world, self.trial, self._seeds_of(rank), self.device,
-                            stand_in_groups(self.problem, rank, self.world), self._seeds_of)
+                            stand_in_groups(self.problem, rank, self.world), self._seeds_of, self._fills)
 
 
 class Inputs:
@@ -197,13 +202,15 @@ class Inputs:
         self.groups = build_groups(problem, rank, world) if groups is None else groups
         self.seeds_of = seeds_of
 
-    def context(self, trial, seeds):
+    def context(self, trial, seeds, timed=False):
         others = (lambda r: self.seeds_of(r, trial)) if self.seeds_of else None
-        return InputContext(self.problem, self.rank, self.world, trial, seeds, self.device, self.groups, others)
+        return InputContext(self.problem, self.rank, self.world, trial, seeds, self.device, self.groups, others,
+                            generator_fill if timed else counter_fill)
 
-    def build(self, trial, seeds):
-        """One call's arguments from its seeds ({"rank": ..., "shared": ...}), checked."""
-        ctx = self.context(trial, seeds)
+    def build(self, trial, seeds, timed=False):
+        """One call's arguments from its seeds ({"rank": ..., "shared": ...}), checked; a timed call's
+        (timed=True) from torch's generators."""
+        ctx = self.context(trial, seeds, timed)
         args = self.module.make_inputs(ctx, **self.problem.shape)
         if not isinstance(args, (tuple, list)):
             raise InputError(f"make_inputs returned a {type(args).__name__}, not the tuple of solution()'s arguments")
@@ -345,7 +352,7 @@ def recorded_inputs(problem, args):
     return tuple(a if i in problem.in_place else walk(a) for i, a in enumerate(args))
 
 
-def reference_record(problem, inputs, trial, seeds, args, out, before):
+def reference_record(problem, inputs, trial, seeds, args, out, before, timed=False):
     """The reference run's record and its per-leaf mutated flags: outputs, the inputs before the call,
     the in-place arguments after it, and the judge data of tie-aware rules (keys functions may use
     collectives: every rank records together)."""
@@ -357,7 +364,7 @@ def reference_record(problem, inputs, trial, seeds, args, out, before):
                                  f"{problem.digest_above} bytes, so it cannot be compared")
         trees["in_place"] = tuple(args[i] for i in problem.in_place)
     if problem.judge_data:
-        ctx = inputs.context(trial, seeds)
+        ctx = inputs.context(trial, seeds, timed)
         judge = {}
         for name in problem.judge_data:
             fn = getattr(inputs.module, name, None)

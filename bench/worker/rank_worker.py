@@ -308,17 +308,18 @@ class Rank:
     def seeds(seed, shared_seed):
         return {"rank": int(seed), "shared": int(shared_seed)}
 
-    def inputs(self, trial, seed, shared_seed):
-        return self.harness("make_inputs", lambda: self.problem_inputs.build(trial, self.seeds(seed, shared_seed)))
+    def inputs(self, trial, seed, shared_seed, timed=False):
+        return self.harness("make_inputs", lambda: self.problem_inputs.build(
+            trial, self.seeds(seed, shared_seed), timed))
 
     def snapshot(self, args):
         """The inputs as they are before the reference's call (bench/worker/problem_api.py)."""
         return self.harness("recording the inputs", lambda: problem_api.snapshot(self.problem, args))
 
-    def reference_record(self, trial, seeds, args, out, before):
+    def reference_record(self, trial, seeds, args, out, before, timed=False):
         """The trees a reference call records, and which inputs it changed."""
         return self.harness("recording the reference's call", lambda: problem_api.reference_record(
-            self.problem, self.problem_inputs, trial, seeds, args, out, before))
+            self.problem, self.problem_inputs, trial, seeds, args, out, before, timed))
 
     def call(self, args, what):
         try:
@@ -371,7 +372,7 @@ class Rank:
         # one GPU, holding two blocks' worth per process doubled the peak of large problems (68).
         self.block_outputs = []
         self.block_inputs = []
-        self.block_inputs = [self.inputs(trial, s, shared) for s in self.block_seeds]
+        self.block_inputs = [self.inputs(trial, s, shared, timed=True) for s in self.block_seeds]
         if self.cuda:
             _synchronize()
         return {"ok": True}
@@ -451,8 +452,9 @@ class Rank:
         if self.side == "reference":
             # The inputs before the call, rebuilt from the call's seed (the generator is deterministic).
             seeds = self.seeds(self.block_seeds[j], self.block_shared)
-            before = self.snapshot(self.inputs(self.block_trial, seeds["rank"], seeds["shared"]))
-            trees, reply["mutated"] = self.reference_record(self.block_trial, seeds, self.block_inputs[j], out, before)
+            before = self.snapshot(self.inputs(self.block_trial, seeds["rank"], seeds["shared"], timed=True))
+            trees, reply["mutated"] = self.reference_record(self.block_trial, seeds, self.block_inputs[j], out, before,
+                                                            timed=True)
         else:
             trees = problem_api.candidate_record(self.problem, self.block_inputs[j], out)
         self.write(c["file"], trees, what)

@@ -105,14 +105,15 @@ def reference_module(name):
     return load_module(PROBLEMS_DIR / name / "reference.py", f"test_reference_{name}")
 
 
-def no_dist_inputs(name, W, rank, trial=0, seed=SEED, shape=None, dtype=None):
+def no_dist_inputs(name, W, rank, trial=0, seed=SEED, shape=None, dtype=None, timed=False):
     """make_inputs of one rank without any process group (stand-in groups), through the worker's checks, with
-    the seeds derived from `seed` as rank_main.py derives them."""
+    the seeds derived from `seed` as rank_main.py derives them (timed: a timed call's, from torch's
+    generators)."""
     problem = problem_of(name, W, shape, dtype)
     inputs = problem_api.Inputs(problem, inputs_module(name), rank, W, "cpu",
                                 problem_api.stand_in_groups(problem, rank, W),
                                 lambda r, t: problem_api.derived_seeds(seed, r, t))
-    return inputs, inputs.build(trial, problem_api.derived_seeds(seed, rank, trial))
+    return inputs, inputs.build(trial, problem_api.derived_seeds(seed, rank, trial), timed)
 
 
 def small(name):
@@ -310,6 +311,23 @@ def test_inputs_follow_the_declarations(name):
     if name not in DRAW_SMALL_ONLY:
         inputs, args = no_dist_inputs(name, 2, 1)
         _check_args(name, args, inputs, 2)
+
+
+@pytest.mark.parametrize("name", PORTED)
+def test_timed_inputs_follow_the_declarations(name):
+    """A timed call's inputs come from torch's generators (generator_fill): every problem's make_inputs
+    works with them, within its declarations, the same for the same seed, its own on every rank."""
+    W = toml_of(name)["world_sizes"][0]
+    prints = set()
+    for rank in range(W):
+        rng_before = torch.random.get_rng_state()
+        inputs, args = no_dist_inputs(name, W, rank, shape=small(name), timed=True)
+        assert torch.equal(rng_before, torch.random.get_rng_state()), f"{name}: used the global RNG"
+        _check_args(name, args, inputs, W)
+        again = no_dist_inputs(name, W, rank, shape=small(name), timed=True)[1]
+        assert fingerprint(args) == fingerprint(again), f"{name}: timed inputs are not deterministic"
+        prints.add(fingerprint(args))
+    assert len(prints) == W, f"{name}: two ranks of W={W} get the same timed arguments"
 
 
 def test_the_worker_refuses_what_it_cannot_record():

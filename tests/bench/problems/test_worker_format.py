@@ -12,6 +12,7 @@ import torch
 from declared import problem_api
 
 import counter_fill  # noqa: E402 - bench/worker is on the path through declared
+import generator_fill  # noqa: E402
 import tensor_file  # noqa: E402
 
 
@@ -36,6 +37,35 @@ def test_counter_values_are_addressable_deterministic_and_finite(monkeypatch):
     assert wide.max() > 1 << 32
     uniform = counter_fill.fill_uniform(torch.empty(10000, dtype=torch.bfloat16), key, -2, 3)
     assert uniform.min() >= -2 and uniform.max() <= 3
+
+
+def test_generator_values_are_seeded_by_their_key_alone(monkeypatch):
+    key = counter_fill.stream_key(42, 21, 0, 0, "c", "x")
+    other = counter_fill.stream_key(42, 21, 1, 0, "c", "x")
+    normal = generator_fill.fill_normal(torch.empty(100_000), key)
+    torch.manual_seed(7)  # the global generator is neither read nor moved
+    assert torch.equal(normal, generator_fill.fill_normal(torch.empty(100_000), key))
+    assert not torch.equal(normal, generator_fill.fill_normal(torch.empty(100_000), other))
+    assert abs(normal.mean().item()) < 0.02 and abs(normal.std().item() - 1) < 0.02
+    ints = generator_fill.fill_integers(torch.empty(100_000, dtype=torch.int64), key, -3, 4)
+    assert ints.min() == -3 and ints.max() == 3 and torch.bincount(ints + 3).min() > 13000
+    assert generator_fill.fill_integers(torch.empty(1000, dtype=torch.int64), key, 0, 1 << 40).max() > 1 << 32
+    # bf16 holds the integers of [-64, 65) exactly and gets them at once; beyond 256 through int64.
+    small = generator_fill.fill_integers(torch.empty(10_000, dtype=torch.bfloat16), key, -64, 65)
+    assert small.min() == -64 and small.max() == 64 and torch.equal(small, small.round())
+    wide = generator_fill.fill_integers(torch.empty(10_000, dtype=torch.bfloat16), key, 0, 4096)
+    assert wide.max() > 256
+    uniform = generator_fill.fill_uniform(torch.empty(10_000, dtype=torch.bfloat16), key, -2, 3)
+    assert uniform.min() >= -2 and uniform.max() <= 3
+    # Dtypes without a fill of their own go through float32 or int64 pieces.
+    monkeypatch.setattr(generator_fill, "CHUNK", 333)
+    fp8 = generator_fill.fill_normal(torch.empty(1000, dtype=torch.float8_e4m3fn), key)
+    assert torch.isfinite(fp8.float()).all() and fp8.float().std() > 0.5
+    flags = generator_fill.fill_integers(torch.empty(1000, dtype=torch.bool), key, 0, 2)
+    assert 300 < int(flags.sum()) < 700
+    # Bound at import: a candidate that patches the tensor methods changes no input.
+    monkeypatch.setattr(torch.Tensor, "normal_", lambda t, *a, **k: t.zero_())
+    assert torch.equal(normal, generator_fill.fill_normal(torch.empty(100_000), key))
 
 
 def test_digests_see_every_byte_dtype_and_shape():
