@@ -107,6 +107,10 @@ class driver {
     if (plan_.progress) plan_.progress("starting the ranks (imports, process groups)");
     const auto replies = await(both(), "import", plan_.compile_timeout_s);
     for (const json& r : replies[0]) threads_before_ = std::max(threads_before_, r.value("threads_before", 1));
+    // How the reference's ranks hold the GPU before a block (the candidate's say the same, as a claim).
+    if (ref_)
+      for (const json& r : replies[1])
+        if (const std::string h = r.value("hold", ""); !h.empty() && h != "every multiprocessor") hold_note_ = h;
     // Without a sandbox the ranks have no pid namespace of their own: count their descendants.
     sandboxed_ = plan_.sandboxed;
   }
@@ -194,14 +198,21 @@ class driver {
     for (std::size_t r = 0; r < replies.size(); ++r) {
       const json& ms = replies[r].value("ms", json());
       const json& enq = replies[r].value("enqueue_ms", json());
-      if (!ms.is_array() || ms.size() != static_cast<std::size_t>(calls) || !enq.is_number())
+      const json& span = replies[r].value("span_ms", json());
+      if (!ms.is_array() || ms.size() != static_cast<std::size_t>(calls) || !enq.is_number() || !span.is_number())
         tampered(static_cast<int>(r), phase, "answered a timing block with a malformed report");
+      double calls_ms = 0;
       for (std::size_t i = 0; i < ms.size(); ++i) {
         const double v = ms[i].is_number() ? ms[i].get<double>() : -1;
         if (!std::isfinite(v) || v < 0) tampered(static_cast<int>(r), phase, "reported an impossible call time");
         b.ms[i] = std::max(b.ms[i], v);
+        calls_ms += v;
       }
       b.enqueue_ms = std::max(b.enqueue_ms, enq.get<double>());
+      // The calls lie inside the span: a span shorter than them is no reading.
+      const double gap = std::max(0.0, span.get<double>() - calls_ms);
+      if (!std::isfinite(gap)) tampered(static_cast<int>(r), phase, "reported an impossible block span");
+      b.gap_ms = std::max(b.gap_ms.value_or(0.0), gap);
     }
     if (commits) commit(b, s, phase);
     if (who == set_role::candidate) threads_check(replies, phase);
@@ -291,6 +302,11 @@ class driver {
     rec.blocks = warm;
     rec.blocks.insert(rec.blocks.end(), timed.begin(), timed.end());
     rec.timing = judge_timing(timed);
+    if (!hold_note_.empty())
+      rec.timing->flags.push_back(fmt::format(
+          "the GPU's wait before each block held {}, not every multiprocessor: a kernel on another stream could "
+          "have run beside it, in neither clock",
+          hold_note_));
     if (const std::string why = cand_.pause_limit(); sandboxed_ && !why.empty())
       rec.timing->flags.push_back(fmt::format(
           "between its turns only the candidate's rank processes were stopped ({}): a process they started "
@@ -330,6 +346,7 @@ class driver {
   int threads_before_ = 1;
   bool sandboxed_ = true;
   bool first_timing_ = true;
+  std::string hold_note_;  ///< why the reference's GPU wait held less than the whole GPU (empty: it held all)
   long blocks_run_ = 0;
   double prepare_ms_[2] = {0, 0};  ///< the last build of each set's inputs (reference, candidate), until its block
   std::optional<set_role> last_on_gpu_;

@@ -35,6 +35,8 @@ double implied_ms(const block_record& b, double null_wall) { return std::max(0.0
 
 // The jitter of the judge's clock of one block (a round trip varies by tens of microseconds).
 constexpr double block_jitter_ms = 0.02;
+// What a set's own clock resolves within a block (CUDA events: about half a microsecond).
+constexpr double event_resolution_ms = 0.002;
 
 // Twice the median absolute deviation: a spread that one stray reading does not move.
 double spread(const std::vector<double>& v) {
@@ -42,6 +44,38 @@ double spread(const std::vector<double>& v) {
   std::vector<double> dev;
   for (double x : v) dev.push_back(std::abs(x - m));
   return 2 * median(dev);
+}
+
+// The median over timed pairs of the candidate's figure less the reference's, where it exceeds
+// three standard errors of that median (and floor_ms, the clock's resolution); an excess of 0
+// otherwise. Both
+// figures of a pair come from the same seeds and mechanics, so what loads both sets alike drops out.
+struct paired {
+  double excess = 0, cand = 0, ref = 0;  ///< the excess; the candidate's and the reference's medians
+};
+
+template <class Field>
+paired paired_excess(const std::vector<block_record>& blocks, double floor_ms, Field field) {
+  std::map<int, std::pair<std::optional<double>, std::optional<double>>> by_pair;  // (reference, candidate)
+  for (const auto& b : blocks)
+    if (!b.null && b.pair >= 0)
+      (b.who == set_role::reference ? by_pair[b.pair].first : by_pair[b.pair].second) = field(b);
+  std::vector<double> diffs, r, c;
+  for (const auto& [pair, v] : by_pair)
+    if (v.first && v.second) {
+      diffs.push_back(*v.second - *v.first);
+      r.push_back(*v.first);
+      c.push_back(*v.second);
+    }
+  paired p;
+  if (diffs.size() < 3) return p;
+  p.cand = median(c);
+  p.ref = median(r);
+  // A median's standard error from the spread: sigma = 1.4826 MAD, SE = 1.2533 sigma / sqrt(n).
+  const double se = 1.2533 * 1.4826 * (spread(diffs) / 2) / std::sqrt(static_cast<double>(diffs.size()));
+  const double excess = median(diffs);
+  if (excess > std::max(3 * se, floor_ms)) p.excess = excess;
+  return p;
 }
 
 }  // namespace
@@ -157,28 +191,33 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
   // difference (and the clock's jitter), worked there on the block to come: that excess is part of
   // each of its blocks.
   const double prepare_excess = [&] {
-    std::map<int, std::pair<double, double>> by_pair;  // pair -> (reference's build, candidate's)
-    for (const auto& b : blocks)
-      if (!b.null && b.pair >= 0 && b.prepare_ms > 0)
-        (b.who == set_role::reference ? by_pair[b.pair].first : by_pair[b.pair].second) = b.prepare_ms;
-    std::vector<double> diffs, r, c;
-    for (const auto& [pair, ms] : by_pair)
-      if (ms.first > 0 && ms.second > 0) {
-        diffs.push_back(ms.second - ms.first);
-        r.push_back(ms.first);
-        c.push_back(ms.second);
-      }
-    if (diffs.size() < 3) return 0.0;
-    // A median's standard error from the spread: sigma = 1.4826 MAD, SE = 1.2533 sigma / sqrt(n).
-    const double se = 1.2533 * 1.4826 * (spread(diffs) / 2) / std::sqrt(static_cast<double>(diffs.size()));
-    const double excess = median(diffs);
-    if (excess <= std::max(3 * se, block_jitter_ms)) return 0.0;
-    t.flags.push_back(fmt::format(
-        "building a block's inputs took the candidate {:.3f} ms where it took the reference {:.3f} ms (the same "
-        "generator on the same seeds): it worked there on the block to come, and the {:.3f} ms count in each "
-        "of its blocks",
-        median(c), median(r), excess));
-    return excess;
+    const paired p = paired_excess(blocks, block_jitter_ms, [](const block_record& b) {
+      return b.prepare_ms > 0 ? std::optional<double>(b.prepare_ms) : std::nullopt;
+    });
+    if (p.excess > 0)
+      t.flags.push_back(fmt::format(
+          "building a block's inputs took the candidate {:.3f} ms where it took the reference {:.3f} ms (the same "
+          "generator on the same seeds): it worked there on the block to come, and the {:.3f} ms count in each "
+          "of its blocks",
+          p.cand, p.ref, p.excess));
+    return p.excess;
+  }();
+
+  // A block's span on the set's own clock, from the end of the GPU's wait to its last call, holds
+  // the calls and, between them, barriers and L2 flushes: the same mechanics in both sets. A
+  // candidate whose spans hold more beyond its calls ran work there, outside its calls' events (a
+  // kernel of another stream beside a barrier delays the flush after it, which holds the whole
+  // GPU): by its own clock, that excess counts in each of its blocks. (The wall-clock holds it
+  // anyway.)
+  const double gap_excess = [&] {
+    const paired p = paired_excess(blocks, event_resolution_ms, [](const block_record& b) { return b.gap_ms; });
+    if (p.excess > 0)
+      t.flags.push_back(fmt::format(
+          "the candidate's blocks spent {:.3f} ms between and before their calls where the reference's spent "
+          "{:.3f} ms (the same barriers and flushes): it ran work there, outside its calls' events, and the "
+          "{:.3f} ms count in each of its blocks",
+          p.cand, p.ref, p.excess));
+    return p.excess;
   }();
 
   // Reference blocks right after a candidate block against those after a reference block. A set
@@ -226,14 +265,37 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
     }
   }
 
-  // A call's time is its block's mean: work moved from one call of a block into another (five
-  // calls' outputs computed in the first, the others served from it) counts where it was done.
+  // A block's calls have inputs of their own, all of them made before its first call: a candidate
+  // can find the others' and do their work in one call, batched (one collective for all), the
+  // others then served from it. The longest call's share of its block shows it: about 1/n for an
+  // honest block of n calls, near 1 for such a one. Above twice the reference's share (and 2/n),
+  // each of the candidate's calls counts as its block's longest.
+  auto longest_share = [](const std::vector<const block_record*>& bs) {
+    std::vector<double> v;
+    for (const auto* b : bs)
+      if (const double s = sum(b->ms); b->ms.size() > 1 && s > 0)
+        v.push_back(*std::max_element(b->ms.begin(), b->ms.end()) / s);
+    return median(v);
+  };
+  const double ref_share = longest_share(ref), cand_share = longest_share(cand);
+  const double block_size = static_cast<double>(cand.front()->ms.size());
+  const bool lumped = block_size > 1 && cand_share > 2 * ref_share && cand_share > 2 / block_size;
+  if (lumped)
+    t.flags.push_back(fmt::format(
+        "the candidate's longest call took {:.0f}% of its block's time where the reference's took {:.0f}% (blocks "
+        "of {} calls): it did several calls' work in one, and each of its calls counts as its block's longest",
+        100 * cand_share, 100 * ref_share, static_cast<int>(block_size)));
+
+  // A call's time is its block's mean: work moved from one call of a block into another counts
+  // where it was done.
   auto calls = [&](const std::vector<const block_record*>& bs) {
     std::vector<double> out;
     for (const auto* b : bs) {
       const double n = static_cast<double>(std::max<std::size_t>(1, b->ms.size()));
-      const double ahead = b->who == set_role::candidate ? prepare_excess : 0.0;
-      const double each = ((t.wall_clock ? wall_clock_ms(*b) : sum(b->ms)) + ahead) / n;
+      const bool cand_block = b->who == set_role::candidate;
+      const double own = sum(b->ms) + (cand_block ? gap_excess : 0.0);
+      double each = ((t.wall_clock ? wall_clock_ms(*b) : own) + (cand_block ? prepare_excess : 0.0)) / n;
+      if (cand_block && lumped && !b->ms.empty()) each = std::max(each, *std::max_element(b->ms.begin(), b->ms.end()));
       out.insert(out.end(), b->ms.size(), each);
     }
     return out;

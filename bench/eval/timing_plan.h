@@ -16,12 +16,17 @@
 // - after each timed block both sets commit to its outputs (output_commit.h), the same work for
 //   outputs of the same size: a candidate whose commits take much longer made its outputs only then,
 //   and the excess counts in its blocks' wall-clock;
+// - a block's span on the set's own clock (from the end of the GPU's wait to its last call) less
+//   its calls holds the barriers and flushes, the same in both sets: a candidate's excess there is
+//   work run outside its calls' events, and counts in its blocks;
 // - before each pair both sets build the inputs of their next block, one set at a time, the same
 //   generator on the same seeds: a candidate whose builds take longer beyond the readings' noise
 //   did work there, ahead of its block (its answers computed while the inputs were made), and the
 //   excess counts in each of its blocks, by either clock.
 // A call's time is the mean of its block: the five calls of a block have independent inputs, so
-// work shifted between them (batch-and-skip) still counts in full.
+// work shifted between them still counts in full; a candidate whose longest call holds far more of
+// its block's time than the reference's did several calls' work in one, batched (all of a block's
+// inputs exist before its first call), and each of its calls counts as its block's longest.
 #pragma once
 
 #include <optional>
@@ -33,18 +38,18 @@
 namespace pk::bench {
 
 /// Timing knobs.
-/// min_ms is small on purpose: a trial's self-vs-self spread (about +-1.5% on H200) does not come from the
-/// number of calls (the median of 800 calls of problem 1 is known to 0.2%), and each call costs the host about
-/// 160 us to enqueue behind its flush and barrier.
+/// min_ms and max_calls are small on purpose: a trial's self-vs-self spread (about +-1.5% on H200) does not
+/// come from the number of calls (the median of 800 calls of problem 1 is known to 0.2%), and each call costs
+/// the host about 160 us to enqueue behind its flush and barrier, in each set.
 struct timing_options {
   int warmup_min_calls = 20;
   double warmup_min_ms = 100;
-  double first_warmup_min_ms = 1000;  ///< the first timing of a run: clocks, cuBLAS and NCCL still settle
+  double first_warmup_min_ms = 300;  ///< the first timing of a run: clocks, cuBLAS and NCCL still settle
   double warmup_max_ms = 3000;
   double cpu_warmup_max_ms = 1000;  ///< on CPU (gloo): the host's clock settles at once, and cores are few
   int min_calls = 100;
   double min_ms = 30;
-  int max_calls = 1000;      ///< 200 blocks: their means' median is known to well under 1%
+  int max_calls = 400;       ///< 80 blocks per set
   int block_calls = 5;       ///< calls per block, each with its own inputs
   int checked_calls = 3;     ///< timed calls per trial whose outputs are compared (chosen in secret)
   bool cuda_graph = false;
@@ -61,6 +66,7 @@ struct block_record {
   double enqueue_ms = 0;            ///< the host's time to enqueue the block (maximum over ranks)
   double commit_ms = 0;             ///< the judge's clock of the commit after a timed block (0: none)
   double prepare_ms = 0;            ///< the judge's clock of building the block's inputs (0: none)
+  std::optional<double> gap_ms;     ///< the set's span of the block less its calls, the most over ranks
   std::optional<set_role> after;    ///< whose block ran just before on the GPUs (nullopt: none, or null)
 };
 

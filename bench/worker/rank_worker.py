@@ -394,7 +394,7 @@ class Rank:
             outputs[i] = tensors_of(out)
 
         try:
-            ms, enqueue_ms = self.clock.block(calls, hold, keep)
+            ms, enqueue_ms, span_ms = self.clock.block(calls, hold, keep)
         except WorkerError:
             raise
         except BaseException as e:  # noqa: BLE001
@@ -406,7 +406,8 @@ class Rank:
                 self.check_plain(out, f"{what}, call {i}")
             self.block_outputs = outputs
             self.block_what = what
-        return {"ok": True, "ms": ms, "enqueue_ms": enqueue_ms, "threads": timing.active_threads()}
+        return {"ok": True, "ms": ms, "enqueue_ms": enqueue_ms, "span_ms": span_ms,
+                "threads": timing.active_threads()}
 
     def cmd_commit(self, c):
         """Commits to every output of the last block, before the judge names the call it checks: they
@@ -515,7 +516,8 @@ def main():
     try:
         r.start()
         ch.send({"ready": True, "rank": r.rank, "phases": r.phases,
-                 "threads_before": r.threads_before, "threads": timing.active_threads()})
+                 "threads_before": r.threads_before, "threads": timing.active_threads(),
+                 "hold": getattr(r.clock, "hold_kind", "")})
         serve(r, ch)
     except WorkerError as e:
         code = EXIT_FAILED

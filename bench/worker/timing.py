@@ -6,13 +6,17 @@ and which calls are checked. This module executes one block as it is told and re
 said; what a candidate's process reports is a claim that the judge cross-checks against its own
 wall-clock of the block.
 
-A GPU block: reset the L2 persisting carve-out, spin the GPU for `hold_ms` (nvbench's blocking
-kernel: the host enqueues the whole block while the GPU spins, so no timed call waits for a launch),
-then per call: an L2 flush (a write of twice the L2 size), a device-side barrier (a one-element
-all-reduce on the stream), CUDA events around the call, and a copy of its outputs taken after the end
-event (so a checked call is judged on what it returned, even if a later call reuses the buffer).
-The block ends with a device-wide synchronisation, so work left on any stream of this process is
-inside the judge's wall-clock.
+A GPU block: reset the L2 persisting carve-out, hold the GPU for `hold_ms` (the host enqueues the
+whole block meanwhile, so no timed call waits for a launch), then per call: a device-side barrier (a
+one-element all-reduce on the stream), an L2 flush (a write of twice the L2 size), CUDA events around
+the call, and a copy of its outputs taken after the end event (so a checked call is judged on what
+it returned, even if a later call reuses the buffer). The hold and the flush hold every
+multiprocessor (whole_gpu.py): once they are resident no kernel of another stream runs beside them,
+and one still running when they start delays them. Besides each call's time the block reports its span, from
+the end of the hold to the last call's end: what the span holds beyond the calls (barriers and
+flushes, the same in both sets) is compared between the sets by the judge. The block ends with a
+device-wide synchronisation, so work left on any stream of this process is inside the judge's
+wall-clock.
 
 The functions used here are bound when this module is imported, before any candidate code runs.
 """
@@ -24,6 +28,8 @@ import time
 import torch
 import torch.distributed as dist
 
+import whole_gpu
+
 _Event = torch.cuda.Event
 _record = torch.cuda.Event.record
 _elapsed = torch.cuda.Event.elapsed_time
@@ -31,7 +37,8 @@ _synchronize = torch.cuda.synchronize
 _all_reduce = dist.all_reduce
 _barrier = dist.barrier
 _perf_counter = time.perf_counter
-_spin = getattr(torch.cuda, "_sleep", None)  # spins the GPU for a number of clock cycles
+_spin = getattr(torch.cuda, "_sleep", None)  # spins one GPU thread for a number of clock cycles
+_current_stream = torch.cuda.current_stream
 _active_threads = threading.active_count
 
 _CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
@@ -56,6 +63,13 @@ class Gpu:
         self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device=self.device)
         self.bar = torch.zeros(1, dtype=torch.float32, device=self.device)
         self.cycles_per_ms = self._spin_rate()
+        try:
+            index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+            self._whole = whole_gpu.WholeGpu(index)
+            self.hold_kind = "every multiprocessor"
+        except whole_gpu.Unavailable as e:  # torch's spin and memset still keep launches out of the calls
+            self._whole = None
+            self.hold_kind = f"one thread ({e})"
         rt = _cudart()
         self._set_limit = getattr(rt, "cudaDeviceSetLimit", None) if rt else None
         self._reset_persisting = getattr(rt, "cudaCtxResetPersistingL2Cache", None) if rt else None
@@ -87,15 +101,24 @@ class Gpu:
 
     def block(self, calls, hold_ms, keep):
         """Runs `calls` (callables) as one timed block; keep(i, result) sees each call's result
-        after its end event. Returns (per-call ms, host enqueue ms)."""
+        after its end event. Returns (per-call ms, host enqueue ms, span ms)."""
         self.reset_l2_persistence()
-        if self.cycles_per_ms > 0 and hold_ms > 0:
-            _spin(int(hold_ms * self.cycles_per_ms))
+        stream = _current_stream(self.device).cuda_stream
+        if hold_ms > 0:
+            if self._whole is not None:
+                self._whole.hold(hold_ms, stream)
+            elif self.cycles_per_ms > 0:
+                _spin(int(hold_ms * self.cycles_per_ms))
+        start = _Event(enable_timing=True)
+        _record(start)
         t0 = _perf_counter()
         pairs = []
         for i, call in enumerate(calls):
-            self.flush_buf.zero_()
             _all_reduce(self.bar)
+            if self._whole is not None:
+                self._whole.flush(self.flush_buf, stream)
+            else:
+                self.flush_buf.zero_()
             s, e = _Event(enable_timing=True), _Event(enable_timing=True)
             _record(s)
             out = call()
@@ -104,7 +127,8 @@ class Gpu:
             pairs.append((s, e))
         enqueue_ms = (_perf_counter() - t0) * 1e3
         _synchronize(self.device)
-        return [_elapsed(s, e) for s, e in pairs], enqueue_ms
+        span_ms = _elapsed(start, pairs[-1][1]) if pairs else 0.0
+        return [_elapsed(s, e) for s, e in pairs], enqueue_ms, span_ms
 
 
 class Cpu:
@@ -123,7 +147,8 @@ class Cpu:
             out = call()
             times.append((_perf_counter() - s) * 1e3)
             keep(i, out)
-        return times, (_perf_counter() - t0) * 1e3
+        span_ms = (_perf_counter() - t0) * 1e3
+        return times, span_ms, span_ms
 
 
 def clock_for(device):

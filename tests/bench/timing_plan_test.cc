@@ -140,7 +140,8 @@ TEST(timing_plan, work_moved_into_one_call_of_a_block_counts_in_full) {
   for (auto& b : bs)
     if (b.who == set_role::candidate && !b.null) b.ms = {0.200, 0.0001, 0.0001, 0.0001, 0.0001};
   const trial_timing t = judge_timing(bs);
-  EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 0.01);
+  // No gain, and no batching credited either: each call counts as the block's longest.
+  EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 0.2, 0.01);
 }
 
 // Commits after every timed block: digests of outputs of the same size cost both sets the same.
@@ -238,7 +239,8 @@ TEST(timing_plan, warmup_needs_calls_time_and_settled_medians) {
   w.push_back(blk(set_role::reference, 0.040, 1.2));
   w.push_back(blk(set_role::candidate, 0.040, 1.2));
   EXPECT_TRUE(warmup_done(w, o, 200, false));
-  EXPECT_FALSE(warmup_done(w, o, 200, true)) << "the first timing of a run warms up for 1 s";
+  EXPECT_FALSE(warmup_done(w, o, 200, true)) << "the first timing of a run warms up for 300 ms";
+  EXPECT_TRUE(warmup_done(w, o, 300, true));
   w.push_back(blk(set_role::candidate, 0.080, 1.2));
   EXPECT_FALSE(warmup_done(w, o, 200, false)) << "the candidate's median moved";
   EXPECT_TRUE(warmup_done(w, o, 3000, false)) << "the cap ends it";
@@ -248,9 +250,61 @@ TEST(timing_plan, hold_and_call_counts) {
   timing_options o;
   std::vector<block_record> w{blk(set_role::reference, 0.040, 1), blk(set_role::candidate, 0.020, 1)};
   EXPECT_DOUBLE_EQ(hold_ms(w), 0.5);                 // 1.25 x 0.4 ms
-  EXPECT_EQ(timed_pairs(w, o), 150);                 // 30 ms / 0.04 ms = 750 calls
+  EXPECT_EQ(timed_pairs(w, o), 80);                  // 30 ms / 0.04 ms = 750 calls, at most max_calls = 400
+  o.max_calls = 1000;
+  EXPECT_EQ(timed_pairs(w, o), 150);
+  o.max_calls = 400;
   w = {blk(set_role::reference, 10, 1), blk(set_role::candidate, 10, 1)};
   EXPECT_EQ(timed_pairs(w, o), 20);                  // at least min_calls = 100
+}
+
+// Barriers and flushes between a block's calls: the same in both sets, read from each block's span
+// on the set's own clock less its calls.
+void with_gaps(std::vector<block_record>& bs, double ref_gap, double cand_gap, double wobble = 0) {
+  int i = 0;
+  for (auto& b : bs)
+    if (!b.null) b.gap_ms = (b.who == set_role::reference ? ref_gap : cand_gap) + (i++ % 2 ? wobble : -wobble);
+}
+
+TEST(timing_plan, work_between_a_candidate_s_calls_counts_in_its_blocks) {
+  // 10% of each call's work (40 us of 400) runs outside its events, beside the barriers: its own
+  // clock claims 360 us, within the wall-clock's 20% margin, so only the spans show it.
+  auto bs = trial(0.400, 0.400, 0.360);
+  with_gaps(bs, 0.150, 0.350, 0.005);
+  const trial_timing t = judge_timing(bs);
+  EXPECT_FALSE(t.wall_clock);
+  ASSERT_FALSE(t.flags.empty());
+  EXPECT_NE(t.flags.back().find("between and before their calls"), std::string::npos) << t.flags.back();
+  EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 0.01);
+
+  // Without the spans it would have read 1.11x; with equal spans (and their noise) nothing is flagged.
+  auto honest = trial(0.400, 0.400, 0.400);
+  with_gaps(honest, 0.150, 0.150, 0.02);
+  const trial_timing h = judge_timing(honest);
+  EXPECT_TRUE(h.flags.empty()) << h.flags.front();
+  EXPECT_NEAR(median(h.reference_ms) / median(h.candidate_ms), 1.0, 1e-9);
+}
+
+// A candidate that finds its block's other inputs and does all five calls' work in its first call,
+// batched: the block's mean alone would credit the batching. The first call's share of the block
+// gives it away, and each of its calls then counts as the longest.
+TEST(timing_plan, work_of_a_block_done_in_one_call_counts_as_its_longest_call) {
+  auto lump = [](std::vector<block_record> bs, double first, double rest) {
+    for (auto& b : bs)
+      if (b.who == set_role::candidate && !b.null) b.ms = {first, rest, rest, rest, rest};
+    return bs;
+  };
+  // Five calls of 40 us batched into one of 120 us: a mean of 24.8 us per call.
+  const auto batched = judge_timing(lump(trial(0.040, 0.0248, 0.0248), 0.120, 0.001));
+  ASSERT_FALSE(batched.flags.empty());
+  EXPECT_NE(batched.flags.back().find("several calls' work in one"), std::string::npos) << batched.flags.back();
+  EXPECT_NEAR(median(batched.candidate_ms), 0.120, 1e-9);
+  EXPECT_LT(median(batched.reference_ms) / median(batched.candidate_ms), 1.0);
+
+  // Calls that vary (one of five twice as long as the others) are no such thing.
+  const auto uneven = judge_timing(lump(trial(0.040, 0.040, 0.040), 0.066, 0.0335));
+  EXPECT_TRUE(uneven.flags.empty()) << uneven.flags.front();
+  EXPECT_NEAR(median(uneven.candidate_ms), 0.040, 1e-9);
 }
 
 }  // namespace
