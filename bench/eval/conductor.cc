@@ -1,6 +1,7 @@
 #include "bench/eval/conductor.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <utility>
@@ -157,7 +158,7 @@ class driver {
   // time on the judge's clock: the command runs in the candidate's process, and work it does there
   // on the block to come shows as time the reference's same command did not take (judge_timing).
   // The set whose block comes first builds last, so its block follows its own work on the GPUs.
-  void prepare_pair(int t, const std::vector<set_role>& order) {
+  void prepare_pair(int t, const std::array<set_role, 2>& order) {
     const std::int64_t shared = calls_.next();
     const auto seeds = call_seeds();
     for (auto who = order.rbegin(); who != order.rend(); ++who) {
@@ -193,7 +194,7 @@ class driver {
     b.warmup = warmup;
     b.pair = pair;
     b.wall_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-    if (!null) b.prepare_ms = std::exchange(prepare_ms_[slot(who)], 0.0);
+    if (!null) b.prepare_ms = std::exchange(prepare_ms_[slot(who)], std::nullopt);
     b.ms.assign(static_cast<std::size_t>(calls), 0.0);
     for (std::size_t r = 0; r < replies.size(); ++r) {
       const json& ms = replies[r].value("ms", json());
@@ -209,10 +210,9 @@ class driver {
         calls_ms += v;
       }
       b.enqueue_ms = std::max(b.enqueue_ms, enq.get<double>());
+      if (!std::isfinite(span.get<double>())) tampered(static_cast<int>(r), phase, "reported an impossible block span");
       // The calls lie inside the span: a span shorter than them is no reading.
-      const double gap = std::max(0.0, span.get<double>() - calls_ms);
-      if (!std::isfinite(gap)) tampered(static_cast<int>(r), phase, "reported an impossible block span");
-      b.gap_ms = std::max(b.gap_ms.value_or(0.0), gap);
+      b.gap_ms = std::max(b.gap_ms.value_or(0.0), std::max(0.0, span.get<double>() - calls_ms));
     }
     if (commits) commit(b, s, phase);
     if (who == set_role::candidate) threads_check(replies, phase);
@@ -252,9 +252,9 @@ class driver {
   }
 
   // A B, B A, A B ...: drift lands on both sets alike.
-  static std::vector<set_role> pair_order(int pair) {
-    return pair % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
-                         : std::vector{set_role::candidate, set_role::reference};
+  static std::array<set_role, 2> pair_order(int pair) {
+    return pair % 2 == 0 ? std::array{set_role::reference, set_role::candidate}
+                         : std::array{set_role::candidate, set_role::reference};
   }
 
   void timing(int t) {
@@ -348,7 +348,7 @@ class driver {
   bool first_timing_ = true;
   std::string hold_note_;  ///< why the reference's GPU wait held less than the whole GPU (empty: it held all)
   long blocks_run_ = 0;
-  double prepare_ms_[2] = {0, 0};  ///< the last build of each set's inputs (reference, candidate), until its block
+  std::optional<double> prepare_ms_[2];  ///< the last build of each set's inputs (reference, candidate), until its block
   std::optional<set_role> last_on_gpu_;
   std::vector<std::vector<std::vector<tensor_commit>>> last_commits_;  ///< the last candidate block's, per rank and call
 };

@@ -17,6 +17,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+double longest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
 double sum(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
@@ -48,8 +50,8 @@ double spread(const std::vector<double>& v) {
 
 // The median over timed pairs of the candidate's figure less the reference's, where it exceeds
 // three standard errors of that median (and floor_ms, the clock's resolution); an excess of 0
-// otherwise. Both
-// figures of a pair come from the same seeds and mechanics, so what loads both sets alike drops out.
+// otherwise. Both figures of a pair come from the same seeds and mechanics, so what loads both sets
+// alike drops out.
 struct paired {
   double excess = 0, cand = 0, ref = 0;  ///< the excess; the candidate's and the reference's medians
 };
@@ -76,6 +78,14 @@ paired paired_excess(const std::vector<block_record>& blocks, double floor_ms, F
   const double excess = median(diffs);
   if (excess > std::max(3 * se, floor_ms)) p.excess = excess;
   return p;
+}
+
+// The excess of `p`, said in `flags` (`why` gets the candidate's median, the reference's and the
+// excess) when there is one.
+double charged(const paired& p, std::vector<std::string>& flags,
+               fmt::format_string<double, double, double> why) {
+  if (p.excess > 0) flags.push_back(fmt::vformat(why, fmt::make_format_args(p.cand, p.ref, p.excess)));
+  return p.excess;
 }
 
 }  // namespace
@@ -190,18 +200,11 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
   // candidate slower at it than the reference, by more than three standard errors of the median
   // difference (and the clock's jitter), worked there on the block to come: that excess is part of
   // each of its blocks.
-  const double prepare_excess = [&] {
-    const paired p = paired_excess(blocks, block_jitter_ms, [](const block_record& b) {
-      return b.prepare_ms > 0 ? std::optional<double>(b.prepare_ms) : std::nullopt;
-    });
-    if (p.excess > 0)
-      t.flags.push_back(fmt::format(
-          "building a block's inputs took the candidate {:.3f} ms where it took the reference {:.3f} ms (the same "
-          "generator on the same seeds): it worked there on the block to come, and the {:.3f} ms count in each "
-          "of its blocks",
-          p.cand, p.ref, p.excess));
-    return p.excess;
-  }();
+  const double prepare_excess = charged(
+      paired_excess(blocks, block_jitter_ms, [](const block_record& b) { return b.prepare_ms; }), t.flags,
+      "building a block's inputs took the candidate {:.3f} ms where it took the reference {:.3f} ms (the same "
+      "generator on the same seeds): it worked there on the block to come, and the {:.3f} ms count in each of "
+      "its blocks");
 
   // A block's span on the set's own clock, from the end of the GPU's wait to its last call, holds
   // the calls and, between them, barriers and L2 flushes: the same mechanics in both sets. A
@@ -209,16 +212,11 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
   // kernel of another stream beside a barrier delays the flush after it, which holds the whole
   // GPU): by its own clock, that excess counts in each of its blocks. (The wall-clock holds it
   // anyway.)
-  const double gap_excess = [&] {
-    const paired p = paired_excess(blocks, event_resolution_ms, [](const block_record& b) { return b.gap_ms; });
-    if (p.excess > 0)
-      t.flags.push_back(fmt::format(
-          "the candidate's blocks spent {:.3f} ms between and before their calls where the reference's spent "
-          "{:.3f} ms (the same barriers and flushes): it ran work there, outside its calls' events, and the "
-          "{:.3f} ms count in each of its blocks",
-          p.cand, p.ref, p.excess));
-    return p.excess;
-  }();
+  const double gap_excess = charged(
+      paired_excess(blocks, event_resolution_ms, [](const block_record& b) { return b.gap_ms; }), t.flags,
+      "the candidate's blocks spent {:.3f} ms between and before their calls where the reference's spent {:.3f} "
+      "ms (the same barriers and flushes): it ran work there, outside its calls' events, and the {:.3f} ms count "
+      "in each of its blocks");
 
   // Reference blocks right after a candidate block against those after a reference block. A set
   // that runs after the other one can be slower for two reasons: work the candidate left running
@@ -274,7 +272,7 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
     std::vector<double> v;
     for (const auto* b : bs)
       if (const double s = sum(b->ms); b->ms.size() > 1 && s > 0)
-        v.push_back(*std::max_element(b->ms.begin(), b->ms.end()) / s);
+        v.push_back(longest(b->ms) / s);
     return median(v);
   };
   const double ref_share = longest_share(ref), cand_share = longest_share(cand);
@@ -295,7 +293,7 @@ trial_timing judge_timing(const std::vector<block_record>& blocks) {
       const bool cand_block = b->who == set_role::candidate;
       const double own = sum(b->ms) + (cand_block ? gap_excess : 0.0);
       double each = ((t.wall_clock ? wall_clock_ms(*b) : own) + (cand_block ? prepare_excess : 0.0)) / n;
-      if (cand_block && lumped && !b->ms.empty()) each = std::max(each, *std::max_element(b->ms.begin(), b->ms.end()));
+      if (cand_block && lumped) each = std::max(each, longest(b->ms));
       out.insert(out.end(), b->ms.size(), each);
     }
     return out;

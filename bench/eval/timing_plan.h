@@ -65,7 +65,7 @@ struct block_record {
   double wall_ms = 0;               ///< the judge's clock
   double enqueue_ms = 0;            ///< the host's time to enqueue the block (maximum over ranks)
   double commit_ms = 0;             ///< the judge's clock of the commit after a timed block (0: none)
-  double prepare_ms = 0;            ///< the judge's clock of building the block's inputs (0: none)
+  std::optional<double> prepare_ms;  ///< the judge's clock of building the block's inputs
   std::optional<double> gap_ms;     ///< the set's span of the block less its calls, the most over ranks
   std::optional<set_role> after;    ///< whose block ran just before on the GPUs (nullopt: none, or null)
 };
