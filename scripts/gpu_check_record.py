@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""scripts/gpu-check's summary: reads what its parts left in OUT (parts.tsv, ctest-gpu.xml, the
+episode's transcript) and writes OUT/gpu-check.json and OUT/gpu-status.md, the page that
+docs/gpu-status.md holds. Only the standard library: it runs with any python3 on a GPU host."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import socket
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+NEEDS = re.compile(r"needs (\d+)(?: NVIDIA)? GPUs?")
+
+
+def nvidia_smi() -> dict:
+    def ask(*args: str) -> str:
+        try:
+            return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+
+    rows = [r.split(", ") for r in ask("--query-gpu=name,driver_version,memory.total", "--format=csv,noheader").splitlines()]
+    return {
+        "gpus": len(rows),
+        "model": rows[0][0] if rows else "none",
+        "driver": rows[0][1] if rows else "none",
+        "memory": rows[0][2] if rows else "",
+        "topology": ask("topo", "-m"),
+    }
+
+
+def skip_reason(case: ET.Element) -> str:
+    """The GTEST_SKIP message gtest printed after 'Skipped', else ctest's own words."""
+    text = (case.findtext("system-out") or "").splitlines()
+    for i, line in enumerate(text):
+        if line.rstrip().endswith("Skipped") and i + 1 < len(text) and text[i + 1].strip():
+            return text[i + 1].strip()
+        if "[  SKIPPED ]" in line or "SKIP" in line and "reason" in line.lower():
+            return line.strip()
+    skipped = case.find("skipped")
+    return (skipped.get("message") if skipped is not None else "") or "skipped (no reason printed)"
+
+
+def read_ctest(xml: Path) -> dict | None:
+    if not xml.exists():
+        return None
+    cases = ET.parse(xml).getroot().iter("testcase")
+    tests = []
+    for c in cases:
+        status = c.get("status", "")
+        failed = c.find("failure") is not None or status == "fail"
+        skipped = not failed and (c.find("skipped") is not None or status in ("notrun", "disabled"))
+        entry = {"name": c.get("name"), "seconds": float(c.get("time") or 0),
+                 "result": "failed" if failed else "skipped" if skipped else "passed"}
+        if skipped:
+            entry["why"] = skip_reason(c)
+            m = NEEDS.search(entry["why"])
+            if m:
+                entry["needs_gpus"] = int(m.group(1))
+        if failed:
+            out = (c.findtext("system-out") or "").strip().splitlines()
+            entry["tail"] = out[-15:]
+        tests.append(entry)
+    count = {r: sum(t["result"] == r for t in tests) for r in ("passed", "failed", "skipped")}
+    total = len(tests)
+    ran = count["passed"] + count["failed"]
+    return {"total": total, **count, "ran": ran, "ran_percent": round(100.0 * ran / total, 1) if total else 0.0,
+            "tests": tests}
+
+
+def read_episode(out: Path) -> dict | None:
+    transcripts = sorted((out / "episode").rglob("transcript.jsonl")) if (out / "episode").exists() else []
+    if not transcripts:
+        return None
+    commands: dict[int, str] = {}
+    steps = []
+    outcome = {}
+    evaluation = {}
+    for line in transcripts[0].read_text().splitlines():
+        e = json.loads(line)
+        kind = e.get("type")
+        if kind == "response" and isinstance(e.get("action"), dict):
+            commands[e.get("step", -1)] = e["action"].get("command", "") or e["action"].get("kind", "")
+        elif kind == "observation":
+            text = (e.get("stdout") or {}).get("text", "") + (e.get("stderr") or {}).get("text", "") + e.get("text", "")
+            steps.append({"step": e.get("step"), "command": commands.get(e.get("step"), ""),
+                          "exit_code": e.get("exit_code"), "seconds": e.get("wall_seconds"), "output": text})
+        elif kind == "evaluation":
+            evaluation = {k: e.get(k) for k in ("passed", "score", "details")}
+        elif kind == "outcome":
+            outcome = {k: v for k, v in e.items() if k not in ("type",)}
+    return {"transcript": str(transcripts[0].relative_to(out)), "steps": steps, "evaluation": evaluation,
+            "outcome": outcome}
+
+
+def parts_table(out: Path, asked: list[str]) -> dict:
+    done = {}
+    tsv = out / "parts.tsv"
+    if tsv.exists():
+        for row in tsv.read_text().splitlines():
+            name, result, seconds = row.split("\t")
+            done[name] = {"result": result, "seconds": float(seconds)}
+    return {p: done.get(p, {"result": "not run" if p not in asked else "not reached", "seconds": 0.0})
+            for p in ("build", "ctest", "episode")}
+
+
+def fenced(text: str, lines: int = 60) -> str:
+    body = text.rstrip().splitlines()
+    cut = len(body) - lines
+    body = body[:lines] + ([f"... ({cut} more lines in the episode's transcript)"] if cut > 0 else [])
+    return "```\n" + "\n".join(body).replace("```", "'''") + "\n```\n"
+
+
+def markdown(r: dict) -> str:
+    h = r["host"]
+    md = [f"# Last proven on a GPU\n",
+          f"Written by `scripts/gpu-check` on {r['date']} at commit `{r['commit']}`: host `{h['name']}`, "
+          f"{h['gpus']} x {h['model']} ({h['memory']}), driver {h['driver']}. Every figure below is from that run.\n",
+          "| part | result | seconds |", "|---|---|---|"]
+    md += [f"| {p} | {v['result']} | {v['seconds']:.0f} |" for p, v in r["parts"].items()]
+    c = r.get("ctest")
+    if c:
+        md += ["", "## `ctest -L gpu`", "",
+               f"{c['total']} tests: **{c['ran']} ran ({c['ran_percent']}%)**, {c['passed']} passed, "
+               f"{c['failed']} failed, {c['skipped']} skipped.", ""]
+        failed = [t for t in c["tests"] if t["result"] == "failed"]
+        if failed:
+            md += ["Failed:", ""] + [f"- `{t['name']}` ({t['seconds']:.0f} s)" for t in failed] + [""]
+        ran = [t for t in c["tests"] if t["result"] == "passed"]
+        md += ["<details><summary>Passed</summary>", ""] + \
+              [f"- `{t['name']}` ({t['seconds']:.1f} s)" for t in ran] + ["", "</details>", ""]
+        other = [t for t in c["tests"] if t["result"] == "skipped" and "needs_gpus" not in t]
+        if other:
+            md += ["Skipped for another reason:", ""] + [f"- `{t['name']}`: {t['why']}" for t in other] + [""]
+    e = r.get("episode")
+    if e:
+        md += ["## One scripted agent episode (check, profile, bench, submit)", ""]
+        for s in e["steps"]:
+            md += [f"`$ {s['command']}` (exit {s['exit_code']}, {s['seconds'] or 0:.1f} s)", "", fenced(s["output"])]
+        if e["outcome"]:
+            md += [f"Outcome: `{json.dumps(e['outcome'], sort_keys=True)[:600]}`", ""]
+    needs = [t for t in (c["tests"] if c else []) if "needs_gpus" in t]
+    md += ["## Not run here", ""]
+    if needs:
+        md += [f"- `{t['name']}`: not run here: needs {t['needs_gpus']} GPUs" for t in needs]
+    else:
+        md += ["- nothing the `gpu` label holds"]
+    return "\n".join(md) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--commit", required=True)
+    ap.add_argument("--parts", required=True)
+    a = ap.parse_args()
+    host = nvidia_smi()
+    host["name"] = socket.gethostname()
+    r = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": a.commit,
+         "host": host, "parts": parts_table(a.out, a.parts.split(",")), "ctest": read_ctest(a.out / "ctest-gpu.xml"),
+         "episode": read_episode(a.out)}
+    (a.out / "gpu-check.json").write_text(json.dumps(r, indent=1) + "\n")
+    (a.out / "gpu-status.md").write_text(markdown(r))
+
+
+if __name__ == "__main__":
+    main()
