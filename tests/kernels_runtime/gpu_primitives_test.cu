@@ -30,7 +30,7 @@ using kr::host::heap_backend;
 
 /// Rounds for a test of many cross-rank handshakes: `one_per_gpu` where every rank has its own GPU,
 /// `co_located` where ranks share one (each handshake then waits for a time slice, milliseconds).
-int rounds(int one_per_gpu, int co_located) {
+int handshake_rounds(int one_per_gpu, int co_located) {
   return kr_test::test_placement().co_located() ? co_located : one_per_gpu;
 }
 
@@ -100,7 +100,7 @@ __global__ void ping_pong(kr::comm c, std::uint64_t* data, int rounds, unsigned*
 
 TEST(kr_gpu, signal_wait_ping_pong_carries_data_every_round) {
   REQUIRE_GPU();
-  const int n = rounds(10000, 300);
+  const int n = handshake_rounds(10000, 300);
   on_every_rank(heap_backend::vmm, 1 << 20, [n](kr::host::symmetric_heap& heap) {
     auto* data = heap.allocate_n<std::uint64_t>(1);
     unsigned* errors = nullptr;
@@ -127,7 +127,7 @@ __global__ void mailbox_rounds(kr::comm c, std::uint64_t* mailbox, int rounds, u
 
 TEST(kr_gpu, block_barrier_orders_peer_writes_every_round) {
   REQUIRE_GPU();
-  const int n = rounds(10000, 200);
+  const int n = handshake_rounds(10000, 200);
   on_every_rank(heap_backend::vmm, 1 << 20, [n](kr::host::symmetric_heap& heap) {
     const int blocks = 8;
     auto* mailbox = heap.allocate_n<std::uint64_t>(kr::max_world * blocks);
@@ -157,7 +157,7 @@ __global__ void grid_rounds(kr::comm c, unsigned* board, int rounds, unsigned* e
 
 TEST(kr_gpu, grid_barrier_orders_every_block_of_every_rank) {
   REQUIRE_GPU();
-  const int n = rounds(300, 40);
+  const int n = handshake_rounds(300, 40);
   on_every_rank(heap_backend::vmm, 1 << 20, [n](kr::host::symmetric_heap& heap) {
     int sms = 0;
     KR_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, heap.device()));
