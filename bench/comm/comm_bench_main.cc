@@ -156,13 +156,19 @@ int main(int argc, char** argv) {
   cfg.ops = split(ops);
   cfg.skip = split(skip);
   const int gpus = gpu_count();
+  // Never ranks sharing a GPU: NCCL refuses two ranks on one device, and the GPU would time-slice
+  // them, so their timings would mean nothing. kr_gpu_test checks co-located ranks' results.
+  constexpr const char* why_one_per_gpu =
+      "one rank per GPU: NCCL refuses two ranks on one GPU, and ranks sharing a GPU are time-sliced, so their "
+      "timings would mean nothing (kr_gpu_test checks kernels_runtime's results with ranks sharing a GPU)";
   if (gpus < 2) {
-    fmt::print(stderr, "comm_bench: needs 2 or more GPUs, found {}\n", gpus);
+    fmt::print(stderr, "comm_bench: needs 2 or more GPUs, found {}; it times {}\n", gpus, why_one_per_gpu);
     return 2;
   }
   if (cfg.world == 0) cfg.world = gpus;
   if (cfg.world < 2 || cfg.world > gpus) {
-    fmt::print(stderr, "comm_bench: --world {} but this machine has {} GPUs\n", cfg.world, gpus);
+    fmt::print(stderr, "comm_bench: --world {} but this machine has {} GPUs; use 2 to {}, {}\n", cfg.world, gpus, gpus,
+               why_one_per_gpu);
     return 2;
   }
   cfg.session = kr::host::random_session_key();

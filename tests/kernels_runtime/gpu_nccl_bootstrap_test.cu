@@ -48,7 +48,9 @@ int all_reduce_on_heap(kr::host::symmetric_heap& heap, cudaStream_t s) {
 
 TEST(kr_gpu_nccl, heap_keyed_through_an_nccl_communicator_runs_collectives) {
   const int gpus = kr_test::gpu_count();
-  if (gpus < 2) GTEST_SKIP() << "needs 2 or more GPUs, found " << gpus;
+  // Unlike the other kernels_runtime tests this one cannot put two ranks on one GPU: NCCL
+  // refuses a communicator with two ranks on the same device.
+  if (gpus < 2) GTEST_SKIP() << "needs 2 or more GPUs (NCCL refuses two ranks on one GPU), found " << gpus;
   const int world = std::min(gpus, kr::max_world);
   const std::string bootstrap = kr::host::random_session_key();  // stands in for torchrun's store
   auto exits = kr::host::run_rank_processes(

@@ -9,7 +9,8 @@
 /// Backends: vmm (default) — cuMemCreate with POSIX fd handles passed over the rendezvous socket,
 /// all ranks' blocks mapped back to back in one reserved range; legacy_ipc — cudaMalloc and
 /// cudaIpc handles, for drivers or sandboxes where fd export fails. The control region (signal pad)
-/// is zeroed before any peer can see it. Destruction waits for every rank (a host barrier), then
+/// is zeroed before any peer can see it. Ranks may share a GPU: a peer block on the same device is
+/// imported from the same handle and needs no peer access. Destruction waits for every rank (a host barrier), then
 /// unmaps and frees everything; a heap must not outlive the kernels that use it.
 #include <chrono>
 #include <cstddef>
@@ -42,6 +43,8 @@ class symmetric_heap {
   const kr::comm& comm() const { return comm_; }
   int rank() const { return comm_.rank; }
   int world() const { return comm_.world; }
+  /// The GPU this rank's heap lives on (co-located ranks share one, see kr/host/placement.h).
+  int device() const { return device_; }
   heap_backend backend() const { return options_.backend; }
 
   /// Collective by convention: all ranks must make the same sequence of calls (not checked).
