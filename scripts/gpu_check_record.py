@@ -79,22 +79,28 @@ def read_episode(out: Path) -> dict | None:
     commands: dict[int, str] = {}
     steps = []
     outcome = {}
-    evaluation = {}
+    evaluation: dict = {}
     for line in transcripts[0].read_text().splitlines():
         e = json.loads(line)
         kind = e.get("type")
         if kind == "response" and isinstance(e.get("action"), dict):
             commands[e.get("step", -1)] = e["action"].get("command", "") or e["action"].get("kind", "")
         elif kind == "observation":
-            text = (e.get("stdout") or {}).get("text", "") + (e.get("stderr") or {}).get("text", "") + e.get("text", "")
+            # "text" is the observation as the model read it; older transcripts hold only the streams.
+            text = e.get("text") or (e.get("stdout") or {}).get("text", "") + (e.get("stderr") or {}).get("text", "")
+            if not text.strip():
+                continue
             steps.append({"step": e.get("step"), "command": commands.get(e.get("step"), ""),
                           "exit_code": e.get("exit_code"), "seconds": e.get("wall_seconds"), "output": text})
         elif kind == "evaluation":
             evaluation = {k: e.get(k) for k in ("passed", "score", "details")}
         elif kind == "outcome":
             outcome = {k: v for k, v in e.items() if k not in ("type",)}
+    result_file = transcripts[0].parent / "result.json"
+    result = json.loads(result_file.read_text()) if result_file.exists() else {}
+    final = {k: result.get(k) for k in ("verdict", "speedup", "end_reason", "wall_seconds", "timing", "problem")}
     return {"transcript": str(transcripts[0].relative_to(out)), "steps": steps, "evaluation": evaluation,
-            "outcome": outcome}
+            "outcome": outcome, "final": final}
 
 
 def parts_table(out: Path, asked: list[str]) -> dict:
@@ -141,8 +147,13 @@ def markdown(r: dict) -> str:
         md += ["## One scripted agent episode (check, profile, bench, submit)", ""]
         for s in e["steps"]:
             md += [f"`$ {s['command']}` (exit {s['exit_code']}, {s['seconds'] or 0:.1f} s)", "", fenced(s["output"])]
-        if e["outcome"]:
-            md += [f"Outcome: `{json.dumps(e['outcome'], sort_keys=True)[:600]}`", ""]
+        f = e["final"]
+        if f.get("verdict"):
+            t = f.get("timing") or {}
+            md += [f"Final scoring: **{f['verdict']}**, speedup {f.get('speedup') or 0:.3f}x (reference "
+                   f"{t.get('reference_ms') or 0:.4f} ms, solution {t.get('solution_ms') or 0:.4f} ms, "
+                   f"{t.get('trials')} trials); the episode ended: {f.get('end_reason')}, "
+                   f"{f.get('wall_seconds') or 0:.0f} s in all.", ""]
     needs = [t for t in (c["tests"] if c else []) if "needs_gpus" in t]
     md += ["## Not run here", ""]
     if needs:
