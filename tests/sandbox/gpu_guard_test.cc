@@ -29,6 +29,7 @@ using namespace std::chrono_literals;
 const fs::path probe = GUARD_PROBE;
 const fs::path fake_driver = FAKE_LIBCUDA;
 const fs::path fake_injection = FAKE_INJECTION;
+const fs::path probe_libraries = PROBE_LIBRARIES;  // the probe's libguard_next_a.so and _b.so
 const fs::path routes_py = fs::path(PKAGENT_TEST_DATA) / "multicast_guard" / "guard_routes.py";
 const std::set<std::string> multicast_entries = {
     "cuMulticastCreate",   "cuMulticastAddDevice",   "cuMulticastBindMem", "cuMulticastBindMem_v2",
@@ -155,8 +156,9 @@ class multicast_guard_sandbox : public ::testing::Test {
     s.workspace = ws.path();
     s.gpus = {0};
     log = logs.path() / "guard.log";
+    // The build's files, visible inside wherever the checkout is (the sandbox hides /tmp and $HOME).
     s.binds = {guard_log_bind(log), {probe.parent_path(), probe.parent_path(), false},
-               {fake_driver.parent_path(), fake_driver.parent_path(), false},
+               {probe_libraries, probe_libraries, false}, {fake_driver.parent_path(), fake_driver.parent_path(), false},
                {routes_py.parent_path(), routes_py.parent_path(), false}};
     // The venv, and the interpreter it links to, may live under $HOME, which the sandbox hides.
     const fs::path py = python();
