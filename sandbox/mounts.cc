@@ -13,6 +13,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Top-level host entries the sandbox replaces rather than shows.
+const std::set<std::string> replaced = {"proc", "dev", "tmp", "run", "root", "workspace"};
+
+// The home directory gets a tmpfs of its own unless it is / (that would hide everything) or /root
+// (replaced anyway).
+bool home_gets_its_own_tmpfs(const fs::path& home) { return !home.empty() && home != "/root" && home != "/"; }
+
 std::vector<fs::path> sorted_entries(const fs::path& dir) {
   std::error_code ec;
   std::vector<fs::path> entries;
@@ -57,6 +64,14 @@ std::string ld_so_preload_text(const filesystem_layout& layout) {
   return text + host_text.str();
 }
 
+std::vector<fs::path> hidden_host_paths(const fs::path& home, const std::vector<fs::path>& hidden) {
+  std::vector<fs::path> paths;
+  for (const auto& name : replaced) paths.push_back(fs::path("/") / name);
+  if (home_gets_its_own_tmpfs(home)) paths.push_back(home);
+  paths.insert(paths.end(), hidden.begin(), hidden.end());
+  return paths;
+}
+
 std::vector<std::string> filesystem_args(const filesystem_layout& layout) {
   std::error_code ec;
   if (!fs::is_directory(layout.workspace, ec)) {
@@ -66,8 +81,6 @@ std::vector<std::string> filesystem_args(const filesystem_layout& layout) {
   std::vector<std::string> args;
   auto add = [&](std::initializer_list<std::string> more) { args.insert(args.end(), more); };
 
-  // Entries the sandbox replaces rather than shows.
-  const std::set<std::string> replaced = {"proc", "dev", "tmp", "run", "root", "workspace"};
   for (const auto& entry : sorted_entries(layout.host_root)) {
     const std::string name = entry.filename();
     if (replaced.count(name) || (name == "etc" && !layout.preload.empty())) continue;
@@ -82,7 +95,7 @@ std::vector<std::string> filesystem_args(const filesystem_layout& layout) {
   add({"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"});
   if (layout.tmp_bytes > 0) add({"--size", std::to_string(layout.tmp_bytes)});
   add({"--tmpfs", "/tmp", "--tmpfs", "/root"});
-  if (!layout.home.empty() && layout.home != "/root" && layout.home != "/") {
+  if (home_gets_its_own_tmpfs(layout.home)) {
     add({"--tmpfs", layout.home.string()});
   }
   for (const auto& h : layout.hidden)

@@ -40,6 +40,12 @@ struct filesystem_layout {
   int preload_list_fd = -1;
 };
 
+/// Host paths not shown inside as they are on the host (replaced, or shown empty): /tmp, /root,
+/// /run, /proc, /dev, /workspace, `home` and `hidden`. A host file under one is seen inside only
+/// through a bind.
+std::vector<std::filesystem::path> hidden_host_paths(const std::filesystem::path& home,
+                                                     const std::vector<std::filesystem::path>& hidden);
+
 /// The bwrap arguments, in order. Throws sandbox_error for a missing workspace, bind source or
 /// preload library.
 std::vector<std::string> filesystem_args(const filesystem_layout& layout);

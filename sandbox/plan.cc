@@ -1,11 +1,14 @@
 // spec -> plan: every decision about how a command is isolated is made here, as data.
 #include "sandbox/plan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "sandbox/cgroup.h"
 #include "sandbox/mounts.h"
+#include "sandbox/own_libraries.h"
 #include "sandbox/rlimits.h"
 #include "sandbox/seccomp_filter.h"
 
@@ -33,6 +36,17 @@ std::vector<fs::path> gpu_preload(const spec& s, const host_facts& host) {
   return {host.multicast_guard};
 }
 
+// The spec's binds, then pkagent's own library directories where the sandbox hides them.
+std::vector<bind_mount> binds_for(const spec& s, const host_facts& host, const std::string& home) {
+  std::vector<bind_mount> binds = s.binds;
+  if (!s.own_libraries) return binds;
+  for (const fs::path& dir : library_dirs_under(host.loaded_objects, hidden_host_paths(home, s.hidden))) {
+    const bool listed = std::any_of(binds.begin(), binds.end(), [&](const bind_mount& b) { return b.inside == dir; });
+    if (!listed) binds.push_back({dir, dir, false});
+  }
+  return binds;
+}
+
 }  // namespace
 
 host_facts host_facts::current() {
@@ -41,6 +55,7 @@ host_facts host_facts::current() {
   const auto path = facts.environment.find("PATH");
   facts.bwrap = find_executable("bwrap", path == facts.environment.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second);
   facts.pids_cgroup = detect_cgroups().has_pids();
+  facts.loaded_objects = loaded_shared_objects();
   return facts;
 }
 
@@ -104,7 +119,7 @@ plan plan_for(const spec& s, const what_runs& command, const host_facts& host) {
   }
   p.argv.insert(p.argv.end(), {"--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname",
                                "pkagent-sandbox"});
-  const filesystem_layout layout{s.workspace, home, s.limits.tmp_bytes, s.binds, s.hidden, host.root,
+  const filesystem_layout layout{s.workspace, home, s.limits.tmp_bytes, binds_for(s, host, home), s.hidden, host.root,
                                  preload, ld_so_preload_fd};
   const auto fs_args = filesystem_args(layout);
   p.argv.insert(p.argv.end(), fs_args.begin(), fs_args.end());

@@ -29,6 +29,8 @@ struct host_facts {
   bool pids_cgroup = true;             ///< false: RLIMIT_NPROC caps the process count instead
   /// Loaded first into every process given GPUs (gpu_guard.h).
   std::filesystem::path multicast_guard = multicast_guard_library();
+  /// The shared objects pkagent has loaded (own_libraries.h), for spec::own_libraries.
+  std::vector<std::filesystem::path> loaded_objects;
 
   /// This host, as it is now (cheap: no process is started).
   static host_facts current();

@@ -59,6 +59,9 @@ struct spec {
   /// Host directories shown empty inside (a tmpfs over each; binds into them still apply): the
   /// source tree, caches and run directories that code in the sandbox must not read.
   std::vector<std::filesystem::path> hidden;
+  /// Bind back, read-only, the directories this process loaded its shared libraries from where
+  /// the sandbox hides them (own_libraries.h): for a command that runs pkagent itself.
+  bool own_libraries = false;
   std::map<std::string, std::string> env;  ///< extra variables on top of the whitelist
   enum isolation isolation = isolation::bwrap;
   std::string stdin_data;                  ///< fed to the command's stdin (closed after)

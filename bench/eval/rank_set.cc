@@ -159,6 +159,7 @@ struct rank_set::impl {
         s.limits.output_bytes = 256 << 10;
         s.binds = spec.binds;
         s.binds.push_back({exe.parent_path(), exe.parent_path(), false});
+        s.own_libraries = true;  // pkagent runs itself inside: its libraries may be in a hidden tree
         s.binds.push_back({control_dir, socket_dir_inside, false});
         if (!spec.jit_dir.empty()) s.binds.push_back({spec.jit_dir, sandbox::workspace_inside / "ext", true});
         s.binds.push_back(sandbox::guard_log_bind(guard_log()));

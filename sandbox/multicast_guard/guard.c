@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sandbox/multicast_guard/driver_object.h"
 #include "sandbox/multicast_guard/evidence.h"
 #include "sandbox/multicast_guard/libc_dl.h"
 #include "sandbox/multicast_guard/multicast_guard.h"
@@ -103,11 +104,29 @@ static void* refusal_for(const char* name) {
   return (void*)refuse_unlisted;
 }
 
-/* ---- the driver's own functions ------------------------------------------------------------ */
+/* ---- what the guard calls: the next in line, and the driver ------------------------------- */
 
-static void* driver_get_proc_v1;
-static void* driver_get_proc_v2;
-static void* driver_attribute;
+/* Per wrapped entry point, two functions: `outer`, the next definition in line (what the process
+ * itself would reach: the driver, or a library in front of it such as Nsight Compute's
+ * libcuda-injection.so), and `driver`, the definition in libcuda.so.1 itself (driver_object.h).
+ * A library in front of the driver may forward its calls to the guard's wrapper (what its own
+ * lookup found), so a wrapper re-entered on the same thread while its call to `outer` is under way
+ * calls `driver` directly: the front library still sees every call once, and the chain ends. */
+struct next_in_line {
+  const char* name;
+  void* outer;   /* the first non-guard definition seen; set once */
+  void* driver;  /* set once found */
+};
+
+static struct next_in_line next_get_proc_v1 = {"cuGetProcAddress", NULL, NULL};
+static struct next_in_line next_get_proc_v2 = {"cuGetProcAddress_v2", NULL, NULL};
+static struct next_in_line next_attribute = {"cuDeviceGetAttribute", NULL, NULL};
+
+/* Calls to `outer` under way on this thread, per entry point. */
+struct depths {
+  unsigned get_proc_v1, get_proc_v2, attribute;
+};
+static __thread struct depths depth;
 
 EXPORT cu_result cuGetProcAddress(const char* symbol, void** function, int version, cu_flags flags);
 EXPORT cu_result cuGetProcAddress_v2(const char* symbol, void** function, int version, cu_flags flags, int* status);
@@ -126,7 +145,7 @@ static int is_guard_function(const void* p) {
   return 0;
 }
 
-/* Keeps the first driver pointer seen for an entry (one driver per process). */
+/* Keeps the first definition other than the guard's seen for an entry. */
 static void remember(void** slot, void* p) {
   void* expected = NULL;
   if (p && !is_guard_function(p)) {
@@ -134,23 +153,41 @@ static void remember(void** slot, void* p) {
   }
 }
 
-/* The driver's definition of `name`, for a call that reached the guard's export directly: the
- * next definition after the guard (a driver linked by the program), else the one in a loaded
- * libcuda.so.1 (a driver that is a dependency of a library loaded with RTLD_LOCAL). */
-static void* driver_function(void** slot, const char* name) {
-  void* p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+static void* driver_of(struct next_in_line* e) {
+  void* p = __atomic_load_n(&e->driver, __ATOMIC_ACQUIRE);
   if (p) return p;
-  p = libc_dl()->dlsym(RTLD_NEXT, name);
+  remember(&e->driver, driver_definition(e->name));
+  return __atomic_load_n(&e->driver, __ATOMIC_ACQUIRE);
+}
+
+/* The next definition in line, for a call that reached the guard's export directly when no
+ * lookup has handed one out yet: the next definition after the guard (a driver, or a library in
+ * front of it, linked by the program), else the one behind dlopen("libcuda.so.1") (a driver that
+ * is a dependency of a library loaded with RTLD_LOCAL), else the driver's own. */
+static void* outer_of(struct next_in_line* e) {
+  void* p = __atomic_load_n(&e->outer, __ATOMIC_ACQUIRE);
+  if (p) return p;
+  p = libc_dl()->dlsym(RTLD_NEXT, e->name);
   if (!p || is_guard_function(p)) {
     p = NULL;
-    void* driver = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
+    void* driver = dlopen(PK_CUDA_DRIVER_SONAME, RTLD_NOLOAD | RTLD_LAZY);
     if (driver) {
-      p = libc_dl()->dlsym(driver, name);
+      p = libc_dl()->dlsym(driver, e->name);
       dlclose(driver);
     }
   }
-  remember(slot, p);
-  return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  remember(&e->outer, p && !is_guard_function(p) ? p : driver_of(e));
+  return __atomic_load_n(&e->outer, __ATOMIC_ACQUIRE);
+}
+
+/* What a wrapper calls now: `outer`, or the driver when re-entered from `outer` (*through_outer
+ * then 0) or when `outer` is the driver. NULL: nothing to call. */
+static void* callee(struct next_in_line* e, unsigned depth_now, int* through_outer) {
+  *through_outer = 0;
+  if (depth_now > 0) return driver_of(e);
+  void* outer = outer_of(e);
+  *through_outer = outer && outer != driver_of(e);
+  return outer;
 }
 
 /* ---- guarded names ------------------------------------------------------------------------- */
@@ -176,17 +213,17 @@ static void* guarded(const char* name, void* found, int proc_version, const char
   if (starts_with(name, "cuMulticast")) {
     mine = refusal_for(name);
   } else if (strcmp(name, "cuDeviceGetAttribute") == 0) {
-    remember(&driver_attribute, found);
+    remember(&next_attribute.outer, found);
     mine = (void*)cuDeviceGetAttribute;
   } else if (strcmp(name, "cuGetProcAddress") == 0 && proc_version >= 0) {
     const int v2 = proc_version >= cu_get_proc_address_v2_since;
-    remember(v2 ? &driver_get_proc_v2 : &driver_get_proc_v1, found);
+    remember(v2 ? &next_get_proc_v2.outer : &next_get_proc_v1.outer, found);
     mine = v2 ? (void*)cuGetProcAddress_v2 : (void*)cuGetProcAddress;
   } else if (strcmp(name, "cuGetProcAddress") == 0) {
-    remember(&driver_get_proc_v1, found);
+    remember(&next_get_proc_v1.outer, found);
     mine = (void*)cuGetProcAddress;
   } else if (strcmp(name, "cuGetProcAddress_v2") == 0) {
-    remember(&driver_get_proc_v2, found);
+    remember(&next_get_proc_v2.outer, found);
     mine = (void*)cuGetProcAddress_v2;
   } else if (strcmp(name, "dlsym") == 0) {
     return (void*)dlsym;  /* libc's own would be an unguarded way back */
@@ -199,19 +236,28 @@ static void* guarded(const char* name, void* found, int proc_version, const char
 
 /* ---- the wrappers -------------------------------------------------------------------------- */
 
+/* Each wrapper's answer is filtered the same way whichever function gave it (a library in front of
+ * the driver, or the driver itself). */
+
 EXPORT cu_result cuGetProcAddress(const char* symbol, void** function, int version, cu_flags flags) {
-  const get_proc_v1_fn driver = (get_proc_v1_fn)driver_function(&driver_get_proc_v1, "cuGetProcAddress");
-  if (!driver) return cu_error_not_found;
-  const cu_result r = driver(symbol, function, version, flags);
+  int through_outer;
+  const get_proc_v1_fn next = (get_proc_v1_fn)callee(&next_get_proc_v1, depth.get_proc_v1, &through_outer);
+  if (!next) return cu_error_not_found;
+  depth.get_proc_v1 += through_outer;
+  const cu_result r = next(symbol, function, version, flags);
+  depth.get_proc_v1 -= through_outer;
   if (r != cu_success || !function || !*function || !is_guarded_name(symbol)) return r;
   *function = guarded(symbol, *function, version, "cuGetProcAddress");
   return *function ? r : cu_error_not_found;
 }
 
 EXPORT cu_result cuGetProcAddress_v2(const char* symbol, void** function, int version, cu_flags flags, int* status) {
-  const get_proc_v2_fn driver = (get_proc_v2_fn)driver_function(&driver_get_proc_v2, "cuGetProcAddress_v2");
-  if (!driver) return cu_error_not_found;
-  const cu_result r = driver(symbol, function, version, flags, status);
+  int through_outer;
+  const get_proc_v2_fn next = (get_proc_v2_fn)callee(&next_get_proc_v2, depth.get_proc_v2, &through_outer);
+  if (!next) return cu_error_not_found;
+  depth.get_proc_v2 += through_outer;
+  const cu_result r = next(symbol, function, version, flags, status);
+  depth.get_proc_v2 -= through_outer;
   if (r != cu_success || !function || !*function || !is_guarded_name(symbol)) return r;
   *function = guarded(symbol, *function, version, "cuGetProcAddress_v2");
   if (*function) return r;
@@ -220,11 +266,14 @@ EXPORT cu_result cuGetProcAddress_v2(const char* symbol, void** function, int ve
 }
 
 EXPORT cu_result cuDeviceGetAttribute(int* value, int attribute, int device) {
-  const device_attribute_fn driver = (device_attribute_fn)driver_function(&driver_attribute, "cuDeviceGetAttribute");
-  if (!driver) return cu_error_not_found;
-  if (attribute != cu_attribute_multicast_supported) TAIL_CALL return driver(value, attribute, device);
-  const cu_result r = driver(value, attribute, device);
-  if (r == cu_success && value) {
+  int through_outer;
+  const device_attribute_fn next = (device_attribute_fn)callee(&next_attribute, depth.attribute, &through_outer);
+  if (!next) return cu_error_not_found;
+  if (attribute != cu_attribute_multicast_supported && !through_outer) TAIL_CALL return next(value, attribute, device);
+  depth.attribute += through_outer;
+  const cu_result r = next(value, attribute, device);
+  depth.attribute -= through_outer;
+  if (r == cu_success && value && attribute == cu_attribute_multicast_supported) {
     *value = 0;
     guard_evidence(guard_masked, "CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED", "cuDeviceGetAttribute");
   }

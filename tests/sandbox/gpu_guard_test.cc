@@ -28,6 +28,8 @@ using namespace std::chrono_literals;
 
 const fs::path probe = GUARD_PROBE;
 const fs::path fake_driver = FAKE_LIBCUDA;
+const fs::path fake_injection = FAKE_INJECTION;
+const fs::path probe_libraries = PROBE_LIBRARIES;  // the probe's libguard_next_a.so and _b.so
 const fs::path routes_py = fs::path(PKAGENT_TEST_DATA) / "multicast_guard" / "guard_routes.py";
 const std::set<std::string> multicast_entries = {
     "cuMulticastCreate",   "cuMulticastAddDevice",   "cuMulticastBindMem", "cuMulticastBindMem_v2",
@@ -99,6 +101,26 @@ TEST(multicast_guard, ld_preload_refuses_every_route_and_passes_the_rest) {
   EXPECT_NE(describe_refusals(evidence.refusals()).find("cuMulticastCreate refused in pid "), std::string::npos);
 }
 
+// Nsight Compute puts a library in front of the driver that exports cuGetProcAddress(_v2) and
+// cuDeviceGetAttribute and forwards each call to what its own lookup found: the guard's wrapper.
+// The guard calls it once and, called back, goes to the driver itself; every route stays refused.
+TEST(multicast_guard, an_injection_between_process_and_driver_neither_recurses_nor_opens_a_route) {
+  const auto control = run_with({probe.string(), "unguarded", "--injection", fake_injection.string()}, plain_env());
+  EXPECT_EQ(control.exit_code, 0) << control.out.text << control.err.text;
+  EXPECT_NE(control.out.text.find("ok injection calls through it"), std::string::npos) << control.out.text;
+
+  temp_dir dir;
+  const fs::path log = dir.path() / "guard.log";
+  const auto r = run_with({probe.string(), "guarded", "--injection", fake_injection.string()}, guarded_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.out.text << r.err.text;
+  EXPECT_EQ(r.out.text.find("FAIL"), std::string::npos) << r.out.text;
+  EXPECT_NE(r.out.text.find("ok injection calls through it"), std::string::npos) << r.out.text;
+  const guard_log evidence = read_guard_log(log);
+  EXPECT_EQ(refused_entries(evidence, printed_pid(r.out.text)), multicast_entries);
+  EXPECT_TRUE(has_event(evidence, "resolved", "cuMulticastCreate", "cuGetProcAddress_v2"));
+  EXPECT_TRUE(has_event(evidence, "masked", "CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED", "cuDeviceGetAttribute"));
+}
+
 TEST(multicast_guard, python_ctypes_cuda_python_and_cudart_are_refused_under_ld_preload) {
   temp_dir dir;
   const fs::path log = dir.path() / "guard.log";
@@ -134,8 +156,9 @@ class multicast_guard_sandbox : public ::testing::Test {
     s.workspace = ws.path();
     s.gpus = {0};
     log = logs.path() / "guard.log";
+    // The build's files, visible inside wherever the checkout is (the sandbox hides /tmp and $HOME).
     s.binds = {guard_log_bind(log), {probe.parent_path(), probe.parent_path(), false},
-               {fake_driver.parent_path(), fake_driver.parent_path(), false},
+               {probe_libraries, probe_libraries, false}, {fake_driver.parent_path(), fake_driver.parent_path(), false},
                {routes_py.parent_path(), routes_py.parent_path(), false}};
     // The venv, and the interpreter it links to, may live under $HOME, which the sandbox hides.
     const fs::path py = python();

@@ -149,7 +149,8 @@ reply profile_solution(const context& ctx, request& req) {
   const auto ncu = find_on_path("ncu");
   if (!ncu || !ctx.cuda()) return {1, ctx.texts->profile_unavailable.render({{"cpu", ctx.cuda() ? "" : "1"}})};
   sandbox::spec s = sandbox_for(ctx, req);
-  // pkagent itself and the problems, visible inside even where they live under /tmp.
+  // pkagent itself, its shared libraries and the problems, visible inside even where they live
+  // under /tmp or $HOME.
   const fs::path self = ctx.pkagent.empty() ? fs::read_symlink("/proc/self/exe") : ctx.pkagent;
   fs::path dir = fs::absolute(ctx.problem.dir).lexically_normal();
   if (!dir.has_filename()) dir = dir.parent_path();  // "…/1_allreduce/"
@@ -158,6 +159,7 @@ reply profile_solution(const context& ctx, request& req) {
   s.binds.push_back({self, std::string(profile_bin_inside), false});
   s.binds.push_back({suite, suite, false});
   s.binds.push_back({home, home, false});
+  s.own_libraries = true;
   // ncu gets the command's time less a margin for the plain trial before it and the CSV export
   // after it, so that a hang still ends in its own log.
   const int ncu_s = std::max(10, static_cast<int>(ctx.command_timeout_s * 0.75) - 10);

@@ -5,6 +5,12 @@
  *   guard_probe unguarded   the control: the same calls all reach the fake (so each route is real)
  *   guard_probe guarded --child-with-empty-environment
  *                           also runs itself again with an empty environment, expecting "guarded"
+ *   guard_probe MODE --injection LIB
+ *                           opens LIB (fake_injection.c, a library in front of the driver that
+ *                           forwards to what its own lookup finds) where it would open
+ *                           libcuda.so.1, as Nsight Compute answers a process under ncu, looks the
+ *                           driver's entry points up there first, and also checks that the calls
+ *                           went through LIB
  * Prints "ok <route>" or "FAIL <route>: <why>" per check, then "pid <pid>", and exits 0 only if
  * every check held. */
 #define _GNU_SOURCE
@@ -48,6 +54,7 @@ static const char* const multicast_names[] = {
 enum { multicast_count = sizeof multicast_names / sizeof multicast_names[0] };
 
 static int guarded_mode;
+static const char* injection;  /* a library in front of the driver, or NULL */
 static int failures;
 
 static void check(int held, const char* route, const char* name, const char* why) {
@@ -103,15 +110,17 @@ static void* via_v2(get_proc_v2_fn get, const char* name, int version) {
 }
 
 static int run_routes(void) {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void* driver = dlopen(injection ? injection : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
   if (!driver || !libc) {
     printf("FAIL setup: %s\n", dlerror());
     return 1;
   }
   void* (*libc_dlsym)(void*, const char*) = (void* (*)(void*, const char*))dlsym(libc, "dlsym");
+  /* Looked up before anything calls them, so that what is in front of the driver is in line. */
   get_proc_v1_fn v1 = (get_proc_v1_fn)dlsym(driver, "cuGetProcAddress");
   get_proc_v2_fn v2 = (get_proc_v2_fn)dlsym(driver, "cuGetProcAddress_v2");
+  void* attribute = dlsym(driver, "cuDeviceGetAttribute");
 
   call_fn linked[] = {cuMulticastCreate,      cuMulticastAddDevice, cuMulticastBindMem,
                       cuMulticastBindMem_v2,  cuMulticastBindAddr,  cuMulticastBindAddr_v2,
@@ -138,7 +147,7 @@ static int run_routes(void) {
   multicast_call("dlsym-RTLD_NEXT", "cuMulticastCreate", dlsym(RTLD_NEXT, "cuMulticastCreate"));
 
   attribute_check("linked", (void*)cuDeviceGetAttribute);
-  attribute_check("dlsym", dlsym(driver, "cuDeviceGetAttribute"));
+  attribute_check("dlsym", attribute);
   attribute_check("cuGetProcAddress_v2", via_v2(v2, "cuDeviceGetAttribute", 2000));
   attribute_check("cuGetProcAddress", via_v1(v1, "cuDeviceGetAttribute", 2000));
 
@@ -150,6 +159,10 @@ static int run_routes(void) {
   check(next_a_dlsym() == 2, "RTLD_NEXT", "dlsym", "found the wrong definition");
   check(next_a_dlvsym() == 2, "RTLD_NEXT", "dlvsym", "found the wrong definition");
   check(dlsym(driver, "no_such_symbol_anywhere") == NULL, "dlsym", "missing symbol", "found something");
+  if (injection) {
+    const int* through = (const int*)dlsym(driver, "fake_injection_calls");
+    check(through && *through > 0, "injection", "calls through it", "the library in front of the driver was bypassed");
+  }
   return 0;
 }
 
@@ -168,13 +181,23 @@ static int run_child(const char* self) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2 || (strcmp(argv[1], "guarded") != 0 && strcmp(argv[1], "unguarded") != 0)) {
-    fprintf(stderr, "usage: %s guarded|unguarded [--child-with-empty-environment]\n", argv[0]);
+  int child = 0, usage = argc < 2 || (strcmp(argv[1], "guarded") != 0 && strcmp(argv[1], "unguarded") != 0);
+  for (int i = 2; i < argc && !usage; ++i) {
+    if (strcmp(argv[i], "--child-with-empty-environment") == 0) {
+      child = 1;
+    } else if (strcmp(argv[i], "--injection") == 0 && i + 1 < argc) {
+      injection = argv[++i];
+    } else {
+      usage = 1;
+    }
+  }
+  if (usage) {
+    fprintf(stderr, "usage: %s guarded|unguarded [--child-with-empty-environment] [--injection LIB]\n", argv[0]);
     return 2;
   }
   guarded_mode = strcmp(argv[1], "guarded") == 0;
   if (run_routes() != 0) return 1;
-  if (argc > 2 && strcmp(argv[2], "--child-with-empty-environment") == 0) {
+  if (child) {
     check(run_child("/proc/self/exe") == 0, "child-with-empty-environment", "all routes", "a route was not guarded");
   }
   printf("pid %d\n", (int)getpid());
