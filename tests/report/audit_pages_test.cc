@@ -2,7 +2,8 @@
 // loopback, problems 1-4, 2 samples, scored on CPU with gloo) reported with --html, the pages
 // opened in headless Chromium (Debian's `chromium`) at 1300 px; and episodes ended by SIGTERM,
 // SIGKILL and the wall-time limit rendered by `pkagent replay --format html`. The runs are made
-// once for the suite and kept cheap (--no-perf, one trial, a check only where a diff needs it).
+// once, in one test (ctest runs each test in its own process), and kept cheap (--no-perf, one trial,
+// a check only where a diff needs it, the two runs at once).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -252,7 +253,7 @@ browser_view open_in_chromium(const std::string& chromium, const fs::path& page,
   return v;
 }
 
-TEST_F(audit_pages, ReportLinksEveryResultToItsEpisodePage) {
+void report_links_every_result(const fs::path& pages_dir) {
   const std::string report = read_file(state->report);
   std::set<std::string> episode_links;
   for (const auto& h : hrefs(report))
@@ -260,16 +261,16 @@ TEST_F(audit_pages, ReportLinksEveryResultToItsEpisodePage) {
   EXPECT_EQ(episode_links.size(), 16u) << "8 agent and 8 zero-shot results";
   expect_links_resolve(state->report, report);
   for (const auto& dir : {"episodes", "problems", "compare"})
-    for (const auto& f : fs::directory_iterator(pages() / dir)) expect_links_resolve(f.path(), read_file(f.path()));
+    for (const auto& f : fs::directory_iterator(pages_dir / dir)) expect_links_resolve(f.path(), read_file(f.path()));
   // Each problem page shows both runs and reaches a step-by-step comparison.
-  const std::string p1 = read_file(pages() / "problems" / "1_allreduce.html");
+  const std::string p1 = read_file(pages_dir / "problems" / "1_allreduce.html");
   EXPECT_NE(p1.find("agent · fake"), std::string::npos);
   EXPECT_NE(p1.find("zeroshot · fake-zs"), std::string::npos);
   EXPECT_NE(p1.find("../compare/1_allreduce-r1-r2-s0.html"), std::string::npos) << p1;
 }
 
-TEST_F(audit_pages, EpisodePageShowsStepsDiffCachedTokensAndVerdict) {
-  const std::string page = read_file(pages() / "episodes" / "r1-1_allreduce-s0.html");
+void episode_page_shows_steps_diff_cached_tokens_and_verdict(const fs::path& pages_dir) {
+  const std::string page = read_file(pages_dir / "episodes" / "r1-1_allreduce-s0.html");
   for (int n = 1; n <= 3; ++n) EXPECT_NE(page.find(fmt::format("id=\"step-{}\"", n)), std::string::npos) << n;
   EXPECT_NE(page.find("pkb check, exit 1"), std::string::npos) << "the wrong first check";
   EXPECT_NE(page.find("pkb check, exit 0"), std::string::npos) << "the fixed second check";
@@ -285,24 +286,27 @@ TEST_F(audit_pages, EpisodePageShowsStepsDiffCachedTokensAndVerdict) {
   EXPECT_NE(page.find("&lt;/script&gt;&lt;img src=x onerror="), std::string::npos);
 }
 
-TEST_F(audit_pages, ChromiumShowsThePagesWhole) {
+// Returns why it did not look, or empty.
+std::string chromium_shows_the_pages_whole(const fs::path& pages_dir) {
   const std::string chromium = find_chromium();
-  if (chromium.empty()) GTEST_SKIP() << "no chromium on PATH (Debian package chromium; scripts/install-deps installs it)";
+  if (chromium.empty()) return "no chromium on PATH (Debian package chromium; scripts/install-deps installs it)";
   struct want {
     fs::path page;
     int steps;
   };
   const std::vector<want> wanted = {{state->report, 0},
-                                    {pages() / "episodes" / "r1-1_allreduce-s0.html", 3},
-                                    {pages() / "episodes" / "r2-1_allreduce-s0.html", 1},
-                                    {pages() / "problems" / "1_allreduce.html", 0},
-                                    {pages() / "compare" / "1_allreduce-r1-r2-s0.html", 3}};
+                                    {pages_dir / "episodes" / "r1-1_allreduce-s0.html", 3},
+                                    {pages_dir / "episodes" / "r2-1_allreduce-s0.html", 1},
+                                    {pages_dir / "problems" / "1_allreduce.html", 0},
+                                    {pages_dir / "compare" / "1_allreduce-r1-r2-s0.html", 3}};
   for (const auto& w : wanted) {
     const fs::path png = state->dir / (w.page.stem().string() + ".png");
     const browser_view v = open_in_chromium(chromium, w.page, png);
-    ASSERT_EQ(v.dom_status, 0) << w.page << ": chromium --dump-dom failed or timed out";
-    ASSERT_EQ(v.shot_status, 0) << w.page << ": chromium --screenshot failed or timed out";
-    ASSERT_GT(v.scroll_width, 0) << w.page << ": Chromium showed nothing:\n" << v.dom.substr(0, 400);
+    if (v.dom_status != 0 || v.shot_status != 0 || v.scroll_width <= 0) {
+      ADD_FAILURE() << w.page << ": chromium failed or timed out (--dump-dom " << v.dom_status << ", --screenshot "
+                    << v.shot_status << ") or showed nothing:\n" << v.dom.substr(0, 400);
+      continue;
+    }
     EXPECT_LE(v.scroll_width, page_width) << w.page << " scrolls sideways at " << page_width << " px";
     EXPECT_EQ(v.steps, w.steps) << w.page;
     EXPECT_EQ(v.images, 0) << w.page << ": markup from a reply was rendered";
@@ -311,6 +315,21 @@ TEST_F(audit_pages, ChromiumShowsThePagesWhole) {
     EXPECT_GT(fs::file_size(png), 10000u) << png;
     std::printf("screenshot: %s\n", png.c_str());
   }
+  return {};
+}
+
+// One test, so that ctest (a process per test) makes the two runs once.
+TEST_F(audit_pages, TwoRunsReportAndPagesAsAReaderSeesThem) {
+  {
+    SCOPED_TRACE("the report links every result");
+    report_links_every_result(pages());
+  }
+  {
+    SCOPED_TRACE("an agent episode's page");
+    episode_page_shows_steps_diff_cached_tokens_and_verdict(pages());
+  }
+  SCOPED_TRACE("in Chromium");
+  if (const std::string why = chromium_shows_the_pages_whole(pages()); !why.empty()) GTEST_SKIP() << why;
 }
 
 // Episodes that end abnormally keep every finished step, and their page says how they ended.
