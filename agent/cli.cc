@@ -168,7 +168,7 @@ void add_episode(CLI::App& app, int& exit_code) {
   });
 }
 
-void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
+void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach, const page_renderer& render_page) {
   struct args : agent_args {
     std::string transcript, format = "md", model, out, workspace;
     std::optional<bench::device_kind> device;
@@ -188,8 +188,10 @@ void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
   c->add_option("transcript", a->transcript, "transcript.jsonl (or its episode directory)")->required()
       ->check(CLI::ExistingPath);
   c->add_flag("--no-exec", a->no_exec, "Render the recorded conversation and outcome; run nothing");
-  c->add_option("--format", a->format, "Rendering for --no-exec: md (default) or text")
-      ->check(CLI::IsMember({"md", "text"}));
+  c->add_option("--format", a->format,
+                "Rendering for --no-exec: md (default) or text; html renders one static page (the episode's "
+                "steps, outputs, pkb reports, solution diffs and verdict) and implies --no-exec")
+      ->check(CLI::IsMember({"md", "text", "html"}));
   c->add_option("--from-step", a->from_step, "Fork: keep steps 1..K, then continue live with --model");
   add_model_option(*c, a->model, "The model that continues a fork");
   c->add_option("--out", a->out, "Directory for the new run (fork: required; replay: default a temporary one)");
@@ -197,7 +199,7 @@ void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
   bench::add_device_option(*c, a->device, "An episode of `pkagent run`: where its pkb commands run, cuda (GPU "
                                           "leases) or cpu (gloo); default: where the run ran");
   a->add(c);
-  c->callback([a, &exit_code, attach] {
+  c->callback([a, &exit_code, attach, render_page] {
     fs::path file = a->transcript;
     if (fs::is_directory(file)) {
       auto t = latest_transcript(file);
@@ -207,6 +209,11 @@ void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach) {
     transcript_file t = read_transcript(file);
     for (const auto& p : t.problems)
       fmt::print(stderr, "{}:{}: {}\n", file.string(), p.line, p.reason);
+    if (a->format == "html") {
+      fmt::print("{}", render_page(file));
+      exit_code = t.problems.empty() ? 0 : 1;
+      return;
+    }
     if (a->no_exec) {
       fmt::print("{}", render_transcript(t, a->format));
       exit_code = t.problems.empty() ? 0 : 1;
@@ -324,10 +331,10 @@ CLI::Option* add_max_output_tokens_option(CLI::App& c, std::optional<std::int64_
       ->check(CLI::PositiveNumber);
 }
 
-void add_agent_commands(CLI::App& app, int& exit_code, tool_attacher attach) {
+void add_agent_commands(CLI::App& app, int& exit_code, tool_attacher attach, page_renderer render_page) {
   add_models(app, exit_code);
   add_episode(app, exit_code);
-  add_replay(app, exit_code, attach);
+  add_replay(app, exit_code, attach, render_page);
 }
 
 }  // namespace pk::agent

@@ -62,8 +62,13 @@ class attached_tools {
 /// commands cannot re-execute here.
 using tool_attacher = std::function<std::unique_ptr<attached_tools>(const replay_request&, episode_options& opt)>;
 
+/// Renders the episode of a transcript file as a page (`replay --format html`); the renderer lives
+/// above this library (agent/audit), which reads episodes through it.
+using page_renderer = std::function<std::string(const std::filesystem::path& transcript)>;
+
 /// Adds the `models`, `episode` and `replay` subcommands to `app`; they set `exit_code` when they
-/// run. `attach` gives replays and forks the tools their episodes used.
-void add_agent_commands(CLI::App& app, int& exit_code, tool_attacher attach);
+/// run. `attach` gives replays and forks the tools their episodes used; `render_page` renders
+/// `replay --format html`.
+void add_agent_commands(CLI::App& app, int& exit_code, tool_attacher attach, page_renderer render_page);
 
 }  // namespace pk::agent

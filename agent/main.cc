@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agent/audit/episode_page.h"
 #include "agent/cli.h"
 #include "agent/llm/llm.h"
 #include "agent/prompt_template.h"
@@ -178,7 +179,9 @@ int main(int argc, char** argv) {
 
   // Subcommands, in the order of the data flow.
   pk::sandbox::add_sandbox_command(app, exit_code, command);
-  pk::agent::add_agent_commands(app, exit_code, pk::run::attach_run_tools);
+  pk::agent::add_agent_commands(app, exit_code, pk::run::attach_run_tools, [](const std::filesystem::path& file) {
+    return pk::audit::render_episode_page(pk::audit::load_episode(file));
+  });
   pk::run::add_run_command(app, exit_code);
   pk::bench::add_bench_commands(app, exit_code);
   pk::report::add_report_command(app, exit_code);

@@ -9,6 +9,7 @@
 #include "bench/report/document.h"
 #include "bench/report/html.h"
 #include "bench/report/markdown.h"
+#include "bench/report/pages.h"
 #include "bench/report/run_set.h"
 
 namespace pk::report {
@@ -36,13 +37,19 @@ void write_file(const std::filesystem::path& file, const std::string& text) {
 int run_report(const report_options& o) {
   auto set = load_runs(o.runs, o.bootstrap, o.labels);
   auto doc = build_document(set);
-  if (!o.html.empty()) write_file(o.html, render_html(doc, set));
+  written_pages pages;
+  if (!o.html.empty()) {
+    pages = write_pages(set, o.html);
+    write_file(o.html, render_html(doc, set, episode_links_section(set, pages)));
+  }
   fmt::print("{}", render_markdown(doc));
   std::fflush(stdout);
   if (!set.skipped.empty())
     fmt::print(stderr, "pkagent report: {} malformed result line(s) left out; the first: {}\n", set.skipped.size(),
                metrics::describe(set.skipped.front()));
-  if (!o.html.empty()) fmt::print(stderr, "pkagent report: wrote {}\n", o.html.string());
+  if (!o.html.empty())
+    fmt::print(stderr, "pkagent report: wrote {} and {} page(s) in {}\n", o.html.string(), pages.pages,
+               pages.dir.string());
   return 0;
 }
 
@@ -61,7 +68,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--label", opts->labels,
                   "Short name of a run in tables and charts, one per RUN_DIR in order (default: mode · model, "
                   "shortened)");
-  cmd->add_option("--html", opts->html, "Also write one self-contained HTML page with charts to this file");
+  cmd->add_option("--html", opts->html, "Also write one HTML page with charts to this file, and beside it (FILE's stem + \"-pages/\") a page "
+                  "per episode, per problem (runs side by side) and per compared pair of samples");
   cmd->add_option("--bootstrap", opts->bootstrap.replicates, "Bootstrap resamples for the 95% intervals")
       ->capture_default_str()
       ->check(CLI::Range(100, 1000000));

@@ -156,7 +156,7 @@ tbody tr:nth-child(even) { background: #fafafa; }
 
 }  // namespace
 
-std::string render_html(const document& doc, const run_set& set) {
+std::string render_html(const document& doc, const run_set& set, const std::string& episodes) {
   std::string s = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n<style>{1}</style>\n"
       "</head>\n<body>\n<h1>{0}</h1>\n",
@@ -180,7 +180,7 @@ std::string render_html(const document& doc, const run_set& set) {
       charts_done = true;
     }
   }
-  return s + "</body>\n</html>\n";
+  return s + episodes + "</body>\n</html>\n";
 }
 
 }  // namespace pk::report

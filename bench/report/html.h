@@ -10,6 +10,7 @@
 
 namespace pk::report {
 
-std::string render_html(const document& doc, const run_set& runs);
+/// `episodes` (HTML, e.g. episode_links_section) goes at the end of the page.
+std::string render_html(const document& doc, const run_set& runs, const std::string& episodes = {});
 
 }  // namespace pk::report

@@ -32,7 +32,7 @@ run_set make_run_set(std::vector<std::pair<std::filesystem::path, metrics::run_s
     auto& [dir, summary] = runs[i];
     auto label = i < given.size() && !given[i].empty() ? given[i] : short_label(summary);
     ++uses[label];
-    set.runs.push_back({label, dir, std::move(summary)});
+    set.runs.push_back({label, dir, std::move(summary), {}});
   }
   // Runs that share a label are numbered in order (the runs table shows their run ids).
   std::map<std::string, int> seen;
@@ -56,6 +56,7 @@ run_set load_runs(const std::vector<std::filesystem::path>& paths, const metrics
   std::vector<std::pair<std::filesystem::path, metrics::run_summary>> runs;
   std::vector<std::string> given;  // per run, from its path's --label
   std::vector<metrics::skipped_line> skipped;
+  std::vector<std::vector<metrics::episode_result>> results;  // per run, parallel to `runs`
   for (std::size_t i = 0; i < paths.size(); ++i) {
     const auto& path = paths[i];
     auto file = path.extension() == ".jsonl" ? path : path / "results.jsonl";
@@ -71,6 +72,10 @@ run_set load_runs(const std::vector<std::filesystem::path>& paths, const metrics
                                               read.skipped.empty() ? "" : ", first: " + describe(read.skipped.front())));
     try {
       for (auto& summary : metrics::summarize(read.results, bootstrap)) {
+        std::vector<metrics::episode_result> mine;
+        for (const auto& r : read.results)
+          if (r.run_id == summary.run_id && r.mode == summary.mode && r.model == summary.model) mine.push_back(r);
+        results.push_back(std::move(mine));
         runs.emplace_back(path, std::move(summary));
         given.push_back(i < labels.size() ? labels[i] : std::string());
       }
@@ -79,6 +84,7 @@ run_set load_runs(const std::vector<std::filesystem::path>& paths, const metrics
     }
   }
   auto set = make_run_set(std::move(runs), bootstrap, given);
+  for (std::size_t i = 0; i < set.runs.size(); ++i) set.runs[i].results = std::move(results[i]);
   set.skipped = std::move(skipped);
   return set;
 }

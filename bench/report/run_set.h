@@ -16,6 +16,8 @@ struct report_run {
   std::string label;  // short and unique within the report, e.g. "agent · demo"
   std::filesystem::path dir;
   metrics::run_summary summary;
+  /// Its results as read (load_runs), in file order: the episode pages link each to its transcript.
+  std::vector<metrics::episode_result> results;
 };
 
 struct run_set {

@@ -51,7 +51,11 @@ reply evaluate_solution(const context& ctx, request& req, evaluation kind) {
   o.seed = ctx.check_seed;
   o.perf = kind == evaluation::bench;
   o.trials = kind == evaluation::bench ? 1 : ctx.check_trials;
+  // The file as it was judged, read before the judge runs: the episode page diffs successive checks.
+  const auto judged = try_read_file(ctx.workspace / "solution.py");
   const bench::eval_report rep = bench::evaluate(ctx.problem, ctx.workspace / "solution.py", o);
+  req.log["solution"] = judged ? nlohmann::json(*judged) : nlohmann::json();
+  req.log["report"] = bench::to_json(rep);
   reply r{rep.ok() ? 0 : 1, describe(rep, *ctx.texts)};
   if (kind == evaluation::submit) r.output += ctx.texts->submit_verdict.render({{"ready", rep.ok() ? "1" : ""}});
   req.log["verdict"] = bench::to_string(rep.result);
@@ -168,6 +172,7 @@ reply profile_solution(const context& ctx, request& req) {
                        ctx.texts->profile.stopped.render({{"seconds", std::to_string(ncu_s)}})});
   reply r = run_sandboxed(ctx, req, s, {command});
   r.output = summarize_profile(r.output, r.exit, ctx.texts->profile);
+  req.log["output"] = r.output;  // the episode page shows each profile beside the step that asked for it
   return r;
 }
 
