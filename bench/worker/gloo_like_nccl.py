@@ -47,6 +47,14 @@ class _Finished:
         return not self._works and self._then is None
 
 
+def _finish(done, async_op):
+    """What the collective returns: its work when asked for it, else None once it is done."""
+    if async_op:
+        return done
+    done.wait()
+    return None
+
+
 def _in_group(group):
     """NCCL's and gloo's own calls warn and do nothing on a rank outside `group`: those go through as they are."""
     return dist.get_world_size(group) > 0
@@ -147,11 +155,7 @@ def _all_gather(bind):
             if r == me:
                 out.copy_(inp)
             works.append(dist.broadcast(out, group_src=r, group=group, async_op=True))
-        done = _Finished(works)
-        if a["async_op"]:
-            return done
-        done.wait()
-        return None
+        return _finish(_Finished(works), a["async_op"])
     return all_gather
 
 
@@ -175,11 +179,7 @@ def _all_to_all(bind):
         def copy_out():
             for t, piece in zip(outs, torch.split(flat_out, sizes_out)):
                 t.copy_(piece.view(t.shape))
-        done = _Finished([work], copy_out)
-        if a["async_op"]:
-            return done
-        done.wait()
-        return None
+        return _finish(_Finished([work], copy_out), a["async_op"])
     return all_to_all
 
 
