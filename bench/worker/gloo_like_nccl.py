@@ -96,42 +96,35 @@ def _rebinding(name):
     return bind
 
 
-def _all_gather_into_tensor(bind):
-    @functools.wraps(_originals["all_gather_into_tensor"])
-    def all_gather_into_tensor(*args, **kwargs):
-        a = bind(args, kwargs)
-        out, inp, group = a["output_tensor"], a["input_tensor"], a["group"]
-        if isinstance(out, torch.Tensor) and isinstance(inp, torch.Tensor) and _in_group(group):
-            world = dist.get_world_size(group)
-            _dense(inp)
-            _dense(out)
-            if inp.dtype != out.dtype:
-                raise TypeError("output tensor must have the same type as input tensor")
-            if inp.numel() * world != out.numel():
-                raise ValueError("output tensor size must be equal to world_size times input tensor size")
-            if not _gloo_shaped(out, inp, world):
-                a["output_tensor"], a["input_tensor"] = _as_pieces(out, inp, world)
-        return _originals["all_gather_into_tensor"](**a)
-    return all_gather_into_tensor
+def _one_buffer_of_w_pieces(name, big_arg, small_arg, type_error, size_error):
+    """all_gather_into_tensor (big: the output) and reduce_scatter_tensor (big: the input): NCCL takes any
+    contiguous `big` of W times `small`'s elements, gloo only (W * small.shape[0], *small.shape[1:])."""
+    def make(bind):
+        @functools.wraps(_originals[name])
+        def collective(*args, **kwargs):
+            a = bind(args, kwargs)
+            big, small, group = a[big_arg], a[small_arg], a["group"]
+            if isinstance(big, torch.Tensor) and isinstance(small, torch.Tensor) and _in_group(group):
+                world = dist.get_world_size(group)
+                _dense(small)
+                _dense(big)
+                if small.dtype != big.dtype:
+                    raise TypeError(type_error)
+                if small.numel() * world != big.numel():
+                    raise ValueError(size_error)
+                if not _gloo_shaped(big, small, world):
+                    a[big_arg], a[small_arg] = _as_pieces(big, small, world)
+            return _originals[name](**a)
+        return collective
+    return make
 
 
-def _reduce_scatter_tensor(bind):
-    @functools.wraps(_originals["reduce_scatter_tensor"])
-    def reduce_scatter_tensor(*args, **kwargs):
-        a = bind(args, kwargs)
-        out, inp, group = a["output"], a["input"], a["group"]
-        if isinstance(out, torch.Tensor) and isinstance(inp, torch.Tensor) and _in_group(group):
-            world = dist.get_world_size(group)
-            if not _gloo_shaped(inp, out, world):
-                _dense(inp)
-                _dense(out)
-                if inp.dtype != out.dtype:
-                    raise TypeError("input tensor must be the same type as the output tensor.")
-                if inp.numel() != out.numel() * world:
-                    raise ValueError("input tensor must be the same size as output size times world size")
-                a["input"], a["output"] = _as_pieces(inp, out, world)
-        return _originals["reduce_scatter_tensor"](**a)
-    return reduce_scatter_tensor
+_all_gather_into_tensor = _one_buffer_of_w_pieces(
+    "all_gather_into_tensor", "output_tensor", "input_tensor", "output tensor must have the same type as input tensor",
+    "output tensor size must be equal to world_size times input tensor size")
+_reduce_scatter_tensor = _one_buffer_of_w_pieces(
+    "reduce_scatter_tensor", "input", "output", "input tensor must be the same type as the output tensor.",
+    "input tensor must be the same size as output size times world size")
 
 
 def _all_gather(bind):
