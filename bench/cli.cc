@@ -15,6 +15,7 @@
 #include "bench/eval/discrimination.h"
 #include "bench/eval/evaluate.h"
 #include "bench/eval/hardware_spec.h"
+#include "bench/eval/machine.h"
 #include "bench/eval/multicast_scan.h"
 #include "bench/eval/problem.h"
 #include "bench/eval/rank_supervisor.h"
@@ -184,7 +185,17 @@ int run_eval(eval_args& a) {
 
   const auto suite = load_suite(a.suite_dir.empty() ? default_suite_dir() : fs::path(a.suite_dir));
   const problem& p = find_problem(suite, a.problem);
-  o.hardware = load_hardware_spec(a.hardware.empty() ? default_hardware_spec() : fs::path(a.hardware));
+  if (a.hardware.empty()) {
+    // The bound of the machine the ranks run on, never another's: the spec matching its GPUs, or none.
+    std::vector<int> gpus = o.gpus;
+    if (gpus.empty())
+      for (int i = 0; i < o.world; ++i) gpus.push_back(i);  // --gpus' default
+    const machine m = detect_machine(o.device, o.world, gpus);
+    o.hardware = m.spec;
+    o.no_hardware = m.missing_spec();
+  } else {
+    o.hardware = load_hardware_spec(a.hardware);
+  }
   if (p.upstream() && o.progress)
     o.progress(fmt::format("upstream mode: {} with the input generator of the ParallelKernelBench checkout {} "
                            "(it seeds from problem id, rank and trial; --seed is not used)",
@@ -310,7 +321,8 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   eval->add_option("--suite-dir", ea->suite_dir,
                    "A directory of problems in our format (default: bench/problems), or a ParallelKernelBench "
                    "checkout: upstream mode, judging its reference/<id>_<stem>.py on inputs from its own generator");
-  eval->add_option("--hardware", ea->hardware, "Hardware spec for the roofline line");
+  eval->add_option("--hardware", ea->hardware,
+                   "Hardware spec for the roofline line (default: the one of config/hardware matching the GPUs used)");
   eval->add_flag("--keep-workspace", o.keep_workspace, "Keep the run's scratch directory (printed) for debugging");
   eval->add_flag("-q,--quiet", ea->quiet, "No progress lines on stderr");
   eval->callback([ea, &exit_code] { exit_code = run_eval(*ea); });

@@ -150,7 +150,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
                                           "redrawn on a terminal); json: the same as one JSON object per line, "
                                           "for programs; -q shows none")
       ->capture_default_str()->check(CLI::IsMember({"text", "json"}));
-  c->add_option("--hardware", o.hardware, "Hardware spec shown to the model (default: config/hardware/h200x2.toml)");
+  c->add_option("--hardware", o.hardware,
+                "Hardware spec of the bounds shown to the model (default: the one of config/hardware whose GPU model "
+                "and count match the GPUs leased; none matching: no bound)");
   c->add_option("--suite-dir", o.suite, "Problems directory (default: bench/problems)");
   c->add_flag_callback("--cold-ranks", [&o] { o.warm_ranks = false; },
                        "Start every evaluation's ranks when it begins, instead of taking ranks that have "

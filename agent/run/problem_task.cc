@@ -74,39 +74,44 @@ std::string reference_text(const bench::problem& problem) {
 std::string render_problem(const bench::problem& problem, const problem_view& v, const fs::path& prompts_dir) {
   static const std::set<std::string> vars = {
       "id", "title", "backend", "kernels_runtime", "reference", "signature", "world", "shape", "dtype",
-      "device", "inputs_doc", "atol", "rtol", "final_trials", "check_trials", "hw_name", "gpu_count", "gpu",
-      "sm_count", "l2", "link_bw", "hbm_bw", "bf16_flops", "bound", "limiter"};
+      "device", "inputs_doc", "atol", "rtol", "final_trials", "check_trials", "machine", "spec", "no_spec",
+      "spec_name", "gpu", "sm_count", "l2", "link_bw", "hbm_bw", "bf16_flops", "bound", "limiter"};
   const auto tpl = agent::prompt_template::load(prompts_dir / "problem" / "problem.md", vars);
   const std::string reference = reference_text(problem);
   std::string shape;
   for (const auto& [name, value] : problem.shape)
     shape += fmt::format("{}{} = {}", shape.empty() ? "" : ", ", name, value);
-  const bench::roofline_bound b = bench::roofline(problem, v.world, v.hardware);
-  return tpl.render({{"id", std::to_string(problem.id)},
-                     {"title", problem.title},
-                     {"backend", v.device == bench::device_kind::cuda ? "NCCL" : "gloo, on CPU for this run"},
-                     {"kernels_runtime", v.kernels_runtime ? "1" : ""},
-                     {"reference", reference},
-                     {"signature", signature_of(reference)},
-                     {"world", std::to_string(v.world)},
-                     {"shape", shape.empty() ? "none" : shape},
-                     {"dtype", problem.dtype},
-                     {"device", to_string(v.device)},
-                     {"inputs_doc", docstring_of(read_file(problem.inputs))},
-                     {"atol", fmt::format("{:g}", problem.atol)},
-                     {"rtol", fmt::format("{:g}", problem.rtol)},
-                     {"final_trials", std::to_string(v.final_trials)},
-                     {"check_trials", std::to_string(v.check_trials)},
-                     {"hw_name", v.hardware.name},
-                     {"gpu_count", std::to_string(v.hardware.gpu_count)},
-                     {"gpu", v.hardware.gpu},
-                     {"sm_count", std::to_string(v.hardware.sm_count)},
-                     {"l2", fmt::format("{} MiB", v.hardware.l2_bytes >> 20)},
-                     {"link_bw", si(v.hardware.link_bw, "B/s")},
-                     {"hbm_bw", si(v.hardware.hbm_bw, "B/s")},
-                     {"bf16_flops", si(v.hardware.bf16_flops, "FLOP/s")},
-                     {"bound", duration(b.seconds())},
-                     {"limiter", b.limiter()}});
+  agent::template_vars t = {{"id", std::to_string(problem.id)},
+                            {"title", problem.title},
+                            {"backend", v.device == bench::device_kind::cuda ? "NCCL" : "gloo, on CPU for this run"},
+                            {"kernels_runtime", v.kernels_runtime ? "1" : ""},
+                            {"reference", reference},
+                            {"signature", signature_of(reference)},
+                            {"world", std::to_string(v.world)},
+                            {"shape", shape.empty() ? "none" : shape},
+                            {"dtype", problem.dtype},
+                            {"device", to_string(v.device)},
+                            {"inputs_doc", docstring_of(read_file(problem.inputs))},
+                            {"atol", fmt::format("{:g}", problem.atol)},
+                            {"rtol", fmt::format("{:g}", problem.rtol)},
+                            {"final_trials", std::to_string(v.final_trials)},
+                            {"check_trials", std::to_string(v.check_trials)},
+                            {"machine", v.machine.summary()},
+                            {"spec", v.machine.spec ? "1" : ""},
+                            {"no_spec", v.machine.missing_spec()}};
+  if (const auto& hw = v.machine.spec) {
+    const bench::roofline_bound b = bench::roofline(problem, v.world, *hw);
+    t.insert({{"spec_name", hw->name},
+              {"gpu", hw->gpu},
+              {"sm_count", std::to_string(hw->sm_count)},
+              {"l2", fmt::format("{} MiB", hw->l2_bytes >> 20)},
+              {"link_bw", si(hw->link_bw, "B/s")},
+              {"hbm_bw", si(hw->hbm_bw, "B/s")},
+              {"bf16_flops", si(hw->bf16_flops, "FLOP/s")},
+              {"bound", duration(b.seconds())},
+              {"limiter", b.limiter()}});
+  }
+  return tpl.render(t);
 }
 
 bool write_task_dir(const fs::path& dir, const bench::problem& problem, const std::string& problem_md,

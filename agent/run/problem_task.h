@@ -7,7 +7,7 @@
 #include <string>
 
 #include "bench/device_kind.h"
-#include "bench/eval/hardware_spec.h"
+#include "bench/eval/machine.h"
 #include "bench/eval/problem.h"
 
 namespace pk::run {
@@ -18,7 +18,7 @@ struct problem_view {
   bench::device_kind device = bench::default_device;
   int check_trials = 2;
   int final_trials = 5;
-  bench::hardware_spec hardware;
+  bench::machine machine;  ///< the GPUs the episode leases, and the spec its bound uses (if any)
   bool kernels_runtime = false;  ///< the task directory carries kernels_runtime's headers and docs
 };
 

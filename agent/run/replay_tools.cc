@@ -103,7 +103,7 @@ run_setup tool_setup(const recorded_tool& rec, bench::device_kind device, const 
   setup.o.check_trials = rec.check_trials;
   setup.o.gpu_seconds_cap = rec.gpu_seconds_cap;
   setup.o.isolation = opt.sandbox.isolation;
-  setup.hw = bench::load_hardware_spec(rec.hardware.empty() ? bench::default_hardware_spec() : rec.hardware);
+  setup.machine = run_machine(device, rec.world, rec.hardware);
   setup.cfg = opt.cfg;
   setup.tool_texts = std::make_shared<const pkb::tool_texts>(pkb::tool_texts::load(req.prompts_dir));
   setup.pkb_binary = find_pkb_binary({});

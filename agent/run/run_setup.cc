@@ -7,9 +7,11 @@
 #include "agent/model_choice.h"
 #include "agent/prompt_template.h"
 #include "agent/run/problem_task.h"
+#include "agent/run/scheduler/allocated_gpus.h"
 #include "agent/scripted_client.h"
 #include "bench/eval/reference_cache.h"
 #include "config/paths.h"
+#include "sandbox/gpu_devices.h"
 
 namespace pk::run {
 namespace fs = std::filesystem;
@@ -52,6 +54,13 @@ void choose_run_model(run_setup& setup) {
 
 }  // namespace
 
+bench::machine run_machine(bench::device_kind device, int world, const fs::path& hardware) {
+  std::vector<int> leasable;
+  if (device == bench::device_kind::cuda) leasable = scheduler::allocated_gpus(sandbox::host_gpu_indices()).gpus;
+  bench::machine m = bench::detect_machine(device, world, leasable);
+  return hardware.empty() ? m : bench::with_spec(std::move(m), hardware);
+}
+
 fs::path find_pkb_binary(const fs::path& given) {
   const fs::path binary = given.empty() ? fs::read_symlink("/proc/self/exe").parent_path() / "pkb" : given;
   if (::access(binary.c_str(), X_OK) != 0)
@@ -65,7 +74,10 @@ run_setup prepare_run(run_options o) {
   run_setup setup;
   setup.o = std::move(o);
   setup.problems = select_problems(setup.o);
-  setup.hw = bench::load_hardware_spec(setup.o.hardware.empty() ? bench::default_hardware_spec() : setup.o.hardware);
+  setup.machine = run_machine(setup.o.device, setup.o.world, setup.o.hardware);
+  if (!setup.machine.spec && setup.o.device == bench::device_kind::cuda)
+    fmt::print(stderr, "pkagent run: {} {} (--hardware FILE names a spec)\n", setup.machine.summary(),
+               setup.machine.missing_spec());
   setup.prompts_dir = or_default(setup.o.prompts, "prompts");
   setup.cfg = agent::load_agent_config(or_default(setup.o.agent_config, "config/agent.toml"));
   agent::apply_overrides(setup.cfg, setup.o.overrides);
@@ -86,7 +98,7 @@ void prepare_tasks(run_setup& setup) {
   view.device = setup.o.device;
   view.check_trials = setup.o.check_trials;
   view.final_trials = setup.o.final_trials;
-  view.hardware = setup.hw;
+  view.machine = setup.machine;
   view.kernels_runtime = kernels_runtime_available();
   for (const auto& problem : setup.problems) {
     const std::string text = render_problem(problem, view, setup.prompts_dir);
@@ -106,7 +118,8 @@ bench::eval_options base_eval(const run_setup& setup) {
   e.world = setup.o.world;
   e.device = setup.o.device;
   e.isolation = setup.o.isolation;
-  e.hardware = setup.hw;
+  e.hardware = setup.machine.spec;
+  e.no_hardware = setup.machine.missing_spec();
   e.pool = setup.pool.get();
   // Candidate code that pkb check/bench/profile or final scoring runs reads no more than the
   // episode's own shell: not the run's other episodes.

@@ -15,7 +15,7 @@
 #include "agent/run/pkb_tool/tool_texts.h"
 #include "agent/run/run_plan.h"
 #include "bench/eval/evaluate.h"
-#include "bench/eval/hardware_spec.h"
+#include "bench/eval/machine.h"
 #include "bench/eval/problem.h"
 #include "bench/eval/warm_pool.h"
 
@@ -25,7 +25,7 @@ struct run_setup {
   run_options o;
   std::string run_id;
   std::vector<bench::problem> problems;  ///< the selected ones, by id
-  bench::hardware_spec hw;
+  bench::machine machine;  ///< the GPUs episodes lease and the spec of their bounds (none when none matches)
   std::filesystem::path prompts_dir;
   agent::agent_config cfg;
   agent::prompt_set prompts;
@@ -40,6 +40,10 @@ struct run_setup {
   /// episode's pkb commands and final scorings.
   std::unique_ptr<bench::warm_pool> pool;
 };
+
+/// The machine of a run's episodes on this host (bench::detect_machine over the GPUs this process may
+/// lease), with the figures of `hardware` when the user names a spec (empty: the one that matches).
+bench::machine run_machine(bench::device_kind device, int world, const std::filesystem::path& hardware);
 
 /// The pkb client episodes put on their PATH: `given`, or `pkb` beside the running executable.
 /// Throws std::invalid_argument when it is not an executable file.

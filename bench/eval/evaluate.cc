@@ -67,6 +67,8 @@ eval_report new_report(const problem& p, const fs::path& solution, const eval_op
     const roofline_bound b = roofline(p, o.world, *o.hardware);
     rep.roofline_ms = b.seconds() * 1e3;
     rep.roofline_limiter = b.limiter();
+  } else {
+    rep.roofline_missing = o.no_hardware;
   }
   return rep;
 }

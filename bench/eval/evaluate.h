@@ -38,6 +38,7 @@ struct eval_options {
   /// are always hidden): a run's directory, with its other episodes' solutions and transcripts.
   std::vector<std::filesystem::path> hidden;
   std::optional<hardware_spec> hardware;  ///< for the roofline line
+  std::string no_hardware;  ///< without `hardware`: why there is no bound (bench::machine::missing_spec), for the report
   bool keep_workspace = false;
   std::function<void(const std::string&)> progress;  ///< progress lines (stderr in the CLI)
   /// Process sets started ahead of need (a run keeps one pool); null: every set is started now.

@@ -101,6 +101,7 @@ json to_json(const eval_report& r) {
           {"timing_flags", r.timing_flags},
           {"roofline_ms", opt(r.roofline_ms)},
           {"roofline_limiter", r.roofline_limiter},
+          {"roofline_missing", r.roofline_missing},
           {"reference_cached", r.reference_cached},
           {"wall_seconds", r.wall_seconds},
           {"steps", r.steps},
@@ -134,6 +135,8 @@ std::string render_text(const eval_report& r) {
     if (r.roofline_ms && *r.roofline_ms > 0)
       out += fmt::format("   roofline bound {} ({}-bound): candidate at {:.0f}% of it", duration(*r.roofline_ms),
                          r.roofline_limiter, 100.0 * *r.roofline_ms / r.candidate->median_ms);
+    else if (!r.roofline_missing.empty())
+      out += fmt::format("   no roofline bound: {}", r.roofline_missing);
     out += "\n";
   }
   for (const auto& f : r.timing_flags) out += fmt::format("timing check: {}\n", f);

@@ -73,6 +73,7 @@ struct eval_report {
   std::vector<std::string> timing_flags;        ///< every trial's, prefixed with the trial
   std::optional<double> roofline_ms;
   std::string roofline_limiter;
+  std::string roofline_missing;  ///< why there is no bound, when the run said (no spec matches its machine)
   bool reference_cached = false;  ///< the reference outputs came from the cache
   double wall_seconds = 0;
   std::vector<std::pair<std::string, double>> steps;  ///< seconds per step of the run (ready, trial k ...)

@@ -36,6 +36,7 @@ import types
 
 # Bound before any candidate code runs.
 import counter_fill
+import gloo_like_nccl
 import problem_api
 import tensor_file
 import timing
@@ -261,6 +262,10 @@ class Rank:
         """Imports (before the process group exists, as PKB does), joins the process group."""
         plan, problem = self.plan, self.plan["problem"]
         self.phase("import")
+        if plan["device"] != "cuda":
+            # Before any problem or candidate code is imported, so that every way of naming the
+            # collectives reaches NCCL's rules.
+            gloo_like_nccl.install()
         self.problem = problem_api.Problem(problem)
         if problem.get("upstream_root"):
             inputs_module = upstream_inputs_module(problem["upstream_root"], self.problem.id)

@@ -13,6 +13,7 @@ namespace pk::bench {
 namespace {
 
 using testing::run_pkagent;
+using testing::source_root;
 using testing::test_data;
 
 std::filesystem::path cache_dir() { return std::filesystem::path(::testing::TempDir()) / "pk_upstream_cli_cache"; }
@@ -28,11 +29,12 @@ TEST(upstream_cli, problems_lists_the_checkout) {
   const auto r = run_pkagent({"problems", "--json", "--suite-dir", test_data("pkb_checkout").string()}, cache_dir());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto list = nlohmann::json::parse(r.out);
-  ASSERT_EQ(list.size(), 2u);
+  ASSERT_EQ(list.size(), 3u);
   EXPECT_EQ(list[0]["id"], 1);
   EXPECT_EQ(list[0]["stem"], "allreduce");
   EXPECT_EQ(list[1]["stem"], "scaled_rows");
   EXPECT_EQ(list[1]["world_sizes"], "any");
+  EXPECT_EQ(list[2]["stem"], "stacked_allgather");
 }
 
 TEST(upstream_cli, correct_candidate_is_correct) {
@@ -70,6 +72,27 @@ TEST(upstream_cli, a_generator_that_cannot_be_imported_is_named) {
   EXPECT_NE(r.err.find("pkagent_fixture_module_that_does_not_exist"), std::string::npos) << r.err;
 }
 
+// CPU mode takes what NCCL takes: a reference that gathers straight into a stacked (W, M, N) output
+// (as ParallelKernelBench's allgather does; gloo alone refuses it) is judged in both directions, as
+// the reference against our port of the problem and as a candidate of our suite's problem.
+TEST(upstream_cli, a_gather_into_a_stacked_output_runs_on_cpu_both_ways) {
+  const std::string port = (source_root() / "bench/problems/2_allgather/reference.py").string();
+  const std::string stacked = test_data("pkb_checkout/reference/3_stacked_allgather.py").string();
+  {
+    const char* world = "2";  // world 4 is the worker test's (bench_gloo_like_nccl): this one is end to end
+    auto r = run_pkagent({"eval", "-q", "--json", "--device", "cpu", "--world", world, "--no-perf", "--trials", "2",
+                          "--suite-dir", test_data("pkb_checkout").string(), "--problem", "3", "--solution", port},
+                         cache_dir());
+    ASSERT_TRUE(r.report.is_object()) << r.err << r.out;
+    EXPECT_EQ(r.report["verdict"], "correct") << "world " << world << ": " << r.report.dump(2);
+    r = run_pkagent({"eval", "-q", "--json", "--device", "cpu", "--world", world, "--no-perf", "--trials", "2",
+                     "--problem", "2", "--solution", stacked},
+                    cache_dir());
+    ASSERT_TRUE(r.report.is_object()) << r.err << r.out;
+    EXPECT_EQ(r.report["verdict"], "correct") << "world " << world << ": " << r.report.dump(2);
+  }
+}
+
 // Bad input: one clear line and exit code 2, before any rank starts.
 void expect_refusal(const std::vector<std::string>& args, const std::string& needle) {
   const auto r = run_pkagent(args, cache_dir());
@@ -80,8 +103,8 @@ void expect_refusal(const std::vector<std::string>& args, const std::string& nee
 TEST(upstream_cli, bad_checkouts_and_ids_are_refused) {
   const std::string good = test_data("candidates/pkb_allreduce_correct.py").string();
   const std::string checkout = test_data("pkb_checkout").string();
-  expect_refusal({"eval", "--device", "cpu", "--suite-dir", checkout, "--problem", "3", "--solution", good},
-                 "unknown problem '3': the suite has ids 1, 2");
+  expect_refusal({"eval", "--device", "cpu", "--suite-dir", checkout, "--problem", "4", "--solution", good},
+                 "unknown problem '4': the suite has ids 1, 2, 3");
   expect_refusal({"eval", "--device", "cpu", "--suite-dir", checkout, "--problem", "nosuchstem", "--solution", good},
                  "unknown problem 'nosuchstem'");
   // A directory that is neither our format nor a checkout.

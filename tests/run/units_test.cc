@@ -14,7 +14,7 @@
 #include "agent/run/run_ledger.h"
 #include "agent/run/run_plan.h"
 #include "agent/run/zero_shot.h"
-#include "bench/eval/hardware_spec.h"
+#include "bench/eval/machine.h"
 #include "agent/run/pkb_tool/compiler_output.h"
 #include "agent/run/pkb_tool/profile.h"
 #include "agent/run/pkb_tool/protocol.h"
@@ -230,13 +230,66 @@ TEST(ProblemText, RendersEveryFactTheModelNeeds) {
   v.world = 2;
   v.device = bench::device_kind::cuda;
   v.final_trials = 5;
-  v.hardware = bench::load_hardware_spec(bench::default_hardware_spec());
+  v.machine.device = bench::device_kind::cuda;
+  v.machine.gpu_count = 2;
+  v.machine.gpu_model = "NVIDIA H200";
+  v.machine.links = "NV18";
+  v.machine = bench::with_spec(v.machine, bench::hardware_spec_dir() / "h200x2.toml");
   const std::string md = render_problem(p, v, config::data_path("prompts"));
   for (const char* needle : {"All-reduce", "def solution(tensor: torch.Tensor) -> torch.Tensor", "M = 1024, N = 1024",
                              "torch.bfloat16", "atol=0.01", "World size 2", "5 trials", "132 SMs", "NVIDIA H200",
-                             "396 GB/s", "dist.all_reduce", "pkb check", "limited by link"})
+                             "The machine: 2 x NVIDIA H200, linked by NV18", "396 GB/s", "dist.all_reduce", "pkb check",
+                             "limited by link"})
     EXPECT_NE(md.find(needle), std::string::npos) << "PROBLEM.md lacks '" << needle << "':\n" << md;
   EXPECT_EQ(md.find("{{"), std::string::npos) << md;
+}
+
+// The machine section from what the driver says of the leased GPUs (bench/eval/machine.h), never a spec
+// of another machine.
+std::string machine_section(const std::string& md) {
+  const auto start = md.find("## The machine");
+  return md.substr(start, md.find("## Tools") - start);
+}
+
+TEST(ProblemText, OneLeasedH200GetsItsOwnSpec) {
+  const bench::problem& p = bench::find_problem(suite(), "1");
+  problem_view v;
+  v.world = 1;
+  v.device = bench::device_kind::cuda;
+  const sandbox::host_gpu h200{0, 0, "0000:18:00.0", "NVIDIA H200"};
+  v.machine = bench::describe_machine(bench::device_kind::cuda, 1, {h200}, {0}, {}, bench::hardware_spec_dir());
+  const std::string md = machine_section(render_problem(p, v, config::data_path("prompts")));
+  EXPECT_NE(md.find("## The machine: 1 x NVIDIA H200 (one GPU, no links)"), std::string::npos) << md;
+  EXPECT_NE(md.find("figures of the spec \"1 x NVIDIA H200\""), std::string::npos) << md;
+  EXPECT_NE(md.find("lower bound at world size 1"), std::string::npos) << md;
+  EXPECT_EQ(md.find("2 x"), std::string::npos) << md;
+}
+
+TEST(ProblemText, NoMatchingSpecMeansNoBound) {
+  const bench::problem& p = bench::find_problem(suite(), "1");
+  problem_view v;
+  v.world = 4;
+  v.device = bench::device_kind::cuda;
+  std::vector<sandbox::host_gpu> host;
+  for (int i = 0; i < 4; ++i) host.push_back({i, i, "", "NVIDIA H200"});
+  v.machine = bench::describe_machine(bench::device_kind::cuda, 4, host, {0, 1, 2, 3}, {}, bench::hardware_spec_dir());
+  const std::string md = machine_section(render_problem(p, v, config::data_path("prompts")));
+  EXPECT_NE(md.find("No hardware spec in config/hardware describes 4 x NVIDIA H200, so no lower bound is given."),
+            std::string::npos) << md;
+  EXPECT_EQ(md.find("lower bound at world"), std::string::npos) << md;
+  EXPECT_EQ(md.find("SMs"), std::string::npos) << md;
+}
+
+TEST(ProblemText, CpuModeSaysThereIsNoGpu) {
+  const bench::problem& p = bench::find_problem(suite(), "1");
+  problem_view v;
+  v.world = 2;
+  v.device = bench::device_kind::cpu;
+  v.machine = bench::describe_machine(bench::device_kind::cpu, 2, {}, {}, {}, bench::hardware_spec_dir());
+  const std::string md = machine_section(render_problem(p, v, config::data_path("prompts")));
+  EXPECT_NE(md.find("## The machine: no GPU: the ranks run on CPU (gloo)"), std::string::npos) << md;
+  EXPECT_NE(md.find("There is no GPU here"), std::string::npos) << md;
+  EXPECT_EQ(md.find("H200"), std::string::npos) << md;
 }
 
 TEST(ProblemText, TaskDirectoryHoldsTheFiles) {

@@ -12,4 +12,7 @@ def create_input_tensor(rank, world_size, problem_id, base_shape, dtype, trial=0
         x = torch.randn((M, N), dtype=torch.float32).to(device=device, dtype=dtype)
         w = torch.rand((N,), dtype=torch.float32).to(device=device, dtype=dtype)
         return (x, w)
+    if problem_id == 3:
+        torch.manual_seed(11 + rank + 1009 * trial)
+        return (torch.randn((M, N), dtype=torch.float32).to(device=device, dtype=dtype),)
     raise ValueError(f"no inputs for problem {problem_id}")
