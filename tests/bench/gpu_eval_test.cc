@@ -60,7 +60,7 @@ TEST_F(gpu_eval, references_pass_as_candidates) {
   ASSERT_FALSE(ids.empty());
   const fs::path out = fs::path(::testing::TempDir()) / fmt::format("pk_gpu_eval_references_w{}", world_);
   fs::remove_all(out);
-  run_options o{{{"PKAGENT_CACHE", cache_dir().string()}}, std::chrono::minutes(20)};
+  testing::run_options o{{{"PKAGENT_CACHE", cache_dir().string()}}, std::chrono::minutes(20)};
   const auto r = run_pkagent({"run", "--mode", "zeroshot", "--model", "demo", "--no-perf", "--device", "cuda",
                               "--world", std::to_string(world_), "--jobs", "4", "--problems",
                               fmt::format("{}", fmt::join(ids, ",")), "--out", out.string(), "-q"},
