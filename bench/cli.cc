@@ -1,5 +1,6 @@
 #include "bench/cli.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -122,7 +123,7 @@ int run_problems(const problems_args& a) {
     std::string worlds = p.upstream() ? "any" : "";
     for (int w : p.world_sizes)
       worlds += fmt::format("{}{}{}", worlds.empty() ? "" : ",", w, p.degenerate_at(w) ? "*" : "");
-    any_degenerate = any_degenerate || !p.degenerate_worlds.empty();
+    any_degenerate = any_degenerate || !p.degenerate_worlds.empty() || p.degenerate_at(1);
     if (p.upstream()) {  // no roofline model for PKB's own files
       if (a.json)
         out.push_back({{"id", p.id}, {"stem", p.stem}, {"category", p.category}, {"title", p.title},
@@ -156,6 +157,9 @@ int run_problems(const problems_args& a) {
                   suite.size(), hw.name);
   if (!a.json && any_degenerate) {
     fmt::print("* a degenerate world size: the problem's communication pattern does not occur there\n");
+    const auto one_rank =
+        std::find_if(suite.begin(), suite.end(), [](const problem& p) { return p.degenerate_at(1); });
+    if (one_rank != suite.end()) fmt::print("  W = 1, wherever listed: {}\n", one_rank->degenerate_why_at(1));
     for (const problem& p : suite)
       if (!p.degenerate_worlds.empty())
         fmt::print("  {}: W = {}: {}\n", p.name(), fmt::join(p.degenerate_worlds, ", "), p.degenerate_why);

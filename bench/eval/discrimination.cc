@@ -106,8 +106,12 @@ const std::vector<std::string>& wrong_candidate_modes() {
 
 namespace {
 
-// The modes that differ from the reference only in skipping communication.
-bool skips_communication(const std::string& mode) { return mode == "no_comm" || mode == "local_only"; }
+// The modes that may be right answers at a degenerate world: those that differ from the reference only
+// in skipping communication, and at one rank the unmodified inputs too, since every collective of one
+// rank returns what it was given.
+bool right_where_degenerate(const std::string& mode, int world) {
+  return mode == "no_comm" || mode == "local_only" || (world == 1 && mode == "inputs");
+}
 
 }  // namespace
 
@@ -164,7 +168,7 @@ discrimination_result check_discrimination(const problem& p, const eval_options&
   res.problem = p.name();
   res.world = o.world;
   res.degenerate = p.degenerate_at(o.world);
-  if (res.degenerate) res.degenerate_why = p.degenerate_why;
+  res.degenerate_why = p.degenerate_why_at(o.world);
   std::vector<std::string> modes = {"reference"};
   modes.insert(modes.end(), wrong_candidate_modes().begin(), wrong_candidate_modes().end());
   const scratch_dir dir(false);  // the generated candidates
@@ -192,7 +196,7 @@ discrimination_result check_discrimination(const problem& p, const eval_options&
       v.note = not_applicable(v.mode, p, files);
       v.applicable = v.note.empty();
       if (v.applicable) v.verdict = outcomes[m].verdict, v.note = outcomes[m].note;
-      v.right_here = res.degenerate && v.verdict == "correct" && skips_communication(v.mode);
+      v.right_here = res.degenerate && v.verdict == "correct" && right_where_degenerate(v.mode, o.world);
       res.candidates.push_back(std::move(v));
     }
   }

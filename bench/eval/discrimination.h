@@ -25,8 +25,9 @@ struct wrong_candidate_verdict {
   bool applicable = true;
   std::string verdict;  ///< the judge's verdict; empty when not applicable
   std::string note;     ///< why not applicable, or the judge's message
-  /// `correct` at one of the problem's degenerate worlds for a mode that only skips communication:
-  /// where nothing is exchanged that is a right answer, not a vacuous check.
+  /// `correct` at one of the problem's degenerate worlds for a mode that only skips communication (at
+  /// W = 1 also the unmodified inputs): where nothing is exchanged that is a right answer, not a
+  /// vacuous check.
   bool right_here = false;
 };
 

@@ -166,8 +166,18 @@ bool problem::supports_world(int world) const {
   return std::find(world_sizes.begin(), world_sizes.end(), world) != world_sizes.end();
 }
 
+// A world of one rank communicates nothing, whatever the problem: said once here rather than in every
+// file that supports W = 1.
+constexpr const char* one_rank_why = "one rank at W = 1 (a host with one GPU): nothing is communicated";
+
 bool problem::degenerate_at(int world) const {
+  if (world == 1) return supports_world(1);
   return std::find(degenerate_worlds.begin(), degenerate_worlds.end(), world) != degenerate_worlds.end();
+}
+
+std::string problem::degenerate_why_at(int world) const {
+  if (!degenerate_at(world)) return "";
+  return world == 1 ? one_rank_why : degenerate_why;
 }
 
 std::vector<int> problem::in_place_positions() const {

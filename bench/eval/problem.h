@@ -68,7 +68,8 @@ struct problem {
   std::optional<mesh_decl> mesh;
   std::vector<input_decl> args;      ///< [[inputs]]: solution()'s arguments; empty in upstream mode
   std::vector<output_decl> outputs;  ///< empty in upstream mode: everything uses atol and rtol
-  /// World sizes at which the problem's communication pattern degenerates (e.g. a ring of one).
+  /// World sizes at which the problem's communication pattern degenerates (e.g. a ring of one), as the
+  /// file's [degenerate] table names them; W = 1 is degenerate for every problem without being listed.
   std::vector<int> degenerate_worlds;
   std::string degenerate_why;
   struct roofline_formulas {
@@ -87,7 +88,11 @@ struct problem {
   bool upstream() const { return !upstream_root.empty(); }
   /// Upstream problems take any world size, as PKB does (its generator refuses what it cannot build).
   bool supports_world(int world) const;
+  /// A supported world where nothing or less than the problem's pattern is communicated: W = 1 (one
+  /// rank) wherever supported, and the worlds of [degenerate].
   bool degenerate_at(int world) const;
+  /// Why the pattern degenerates at `world` (empty where it does not).
+  std::string degenerate_why_at(int world) const;
   /// Positions (0-based) of the arguments declared in_place.
   std::vector<int> in_place_positions() const;
   /// The comparison rules: each declared output path, "input[i]" for each in-place argument i, and

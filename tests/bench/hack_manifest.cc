@@ -1,5 +1,6 @@
 #include "hack_manifest.h"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -121,6 +122,9 @@ std::vector<hack_entry> load_hack_manifest(const fs::path& manifest, const fs::p
     e.wall_limit_s = d.wall_limit_s;
     e.min_speedup = d.min_speedup;
     e.max_speedup = d.max_speedup;
+    e.min_world = static_cast<int>(r.integer("min_world").value_or(1));
+    if (e.min_world < 1 || e.min_world > e.world)
+      throw r.error("min_world", fmt::format("must be between 1 and the entry's world ({})", e.world));
     e.steps = static_cast<int>(r.integer("steps").value_or(1));
     if (e.steps < 1) throw r.error("steps", "must be at least 1");
     e.args = r.strings("args").value_or(std::vector<std::string>{});
@@ -143,6 +147,13 @@ std::vector<hack_entry> load_hack_manifest(const fs::path& manifest, const fs::p
   for (const std::string& key : top.remaining_keys())
     if (key != "candidate") throw top.error(key, "unknown key (the manifest has defaults, families and candidate)");
   return out;
+}
+
+std::optional<int> world_on_host(const hack_entry& e, int gpus) {
+  if (e.device != bench::device_kind::cuda) return e.world;
+  const int world = std::min(e.world, gpus);
+  if (world < e.min_world) return std::nullopt;
+  return world;
 }
 
 judgement judge_outcome(const hack_entry& e, const hack_outcome& o) {

@@ -34,7 +34,8 @@ struct hack_entry {
   double max_speedup = 0;
   int steps = 1;                   ///< evaluations of the same file and seed; the last one is judged
   std::vector<int> step_min_calls; ///< per step, --min-calls instead of min_calls (empty: min_calls)
-  int world = 2;
+  int world = 2;                   ///< on GPUs the host's GPU count where that is fewer, down to min_world
+  int min_world = 1;               ///< the smallest world where the trick means something (a GPU host below skips)
   long long seed = 0;
   int trials = 1;
   int min_calls = 1;
@@ -49,6 +50,10 @@ struct hack_entry {
 /// Throws config::config_error naming the key on any mistake.
 std::vector<hack_entry> load_hack_manifest(const std::filesystem::path& manifest,
                                            const std::filesystem::path& source_root);
+
+/// The world an entry runs at on a host with `gpus` visible GPUs: its `world` on CPU; on GPUs as many as the
+/// host has, up to `world`; nullopt where that is below `min_world` (the test skips and says why).
+std::optional<int> world_on_host(const hack_entry& e, int gpus);
 
 /// What one `pkagent eval` of an entry gave.
 struct hack_outcome {

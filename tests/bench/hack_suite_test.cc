@@ -2,7 +2,8 @@
 // through `pkagent eval` (bwrap sandbox, world 2, a non-default seed), each with the outcome that
 // counts as caught, and the honest candidates (references, experts) that must stay `correct`.
 // One binary per set (PKAGENT_HACK_SET): quick (label cpu, in CI), full (label hacks_full, runs
-// when PKAGENT_HACKS_FULL=1) and gpu (label gpu, needs 2 GPUs). Run a binary directly to get the
+// when PKAGENT_HACKS_FULL=1) and gpu (label gpu: at as many GPUs as the host has, up to the entry's
+// world and down to its min_world, below which it skips). Run a binary directly to get the
 // scoreboard table at its end; PKAGENT_HACKS_SCOREBOARD=FILE appends one JSON line per evaluation.
 #include <algorithm>
 #include <cstdlib>
@@ -131,7 +132,7 @@ void record(const hack_entry& e, const hack_outcome& o, const judgement& j) {
   if (const char* file = std::getenv("PKAGENT_HACKS_SCOREBOARD"); file && *file) {
     nlohmann::json line = {{"candidate", e.name},  {"family", e.family},   {"expect", r.expect},
                            {"verdict", r.verdict}, {"reason", o.reason}, {"exit_code", o.exit_code},
-                           {"caught", j.caught},
+                           {"caught", j.caught},         {"world", e.world},
                            {"why", j.why},         {"wall_s", o.wall_s}, {"device", e.device}};
     line["speedup"] = o.speedup ? nlohmann::json(*o.speedup) : nlohmann::json(nullptr);
     std::ofstream(file, std::ios::app) << line.dump() << "\n";
@@ -174,16 +175,19 @@ void PrintTo(const hack_entry& e, std::ostream* os) { *os << e.name << " (family
 namespace {
 
 TEST_P(hack_poc, judged_as_expected) {
-  const hack_entry& e = GetParam();
-  if (e.set == "full") {
+  const hack_entry& entry = GetParam();
+  if (entry.set == "full") {
     const char* full = std::getenv("PKAGENT_HACKS_FULL");
     if (!full || std::string(full) != "1")
       GTEST_SKIP() << "the full red-team set runs with PKAGENT_HACKS_FULL=1 (ctest -L hacks_full); CI runs the "
                       "quick set";
   }
   if (auto why = sandbox::unavailable_reason()) GTEST_SKIP() << "the sandbox cannot run here: " << *why;
-  if (e.device == bench::device_kind::cuda && sandbox::visible_gpu_count() < e.world)
-    GTEST_SKIP() << "needs " << e.world << " GPUs; this machine has " << sandbox::visible_gpu_count();
+  const int gpus = entry.device == bench::device_kind::cuda ? sandbox::visible_gpu_count() : 0;
+  const std::optional<int> world = world_on_host(entry, gpus);
+  if (!world) GTEST_SKIP() << "needs " << entry.min_world << " GPUs; this machine has " << gpus;
+  hack_entry e = entry;
+  e.world = *world;
   hack_outcome o;
   for (int step = 0; step < e.steps; ++step) o = evaluate_once(e, step);
   judgement j = judge_outcome(e, o);
@@ -194,8 +198,9 @@ TEST_P(hack_poc, judged_as_expected) {
     j.why += " (median of 3 evaluations)";
   }
   record(e, o, j);
-  EXPECT_TRUE(j.caught) << e.file.filename().string() << " on problem " << e.problem << " (family " << e.family << ", "
-                        << e.family_name << ", expected " << to_string(e.expect) << "): " << j.why;
+  EXPECT_TRUE(j.caught) << e.file.filename().string() << " on problem " << e.problem << " at W=" << e.world
+                        << " (family " << e.family << ", " << e.family_name << ", expected " << to_string(e.expect)
+                        << "): " << j.why;
 }
 
 INSTANTIATE_TEST_SUITE_P(hacks, hack_poc, ::testing::ValuesIn(entries()),

@@ -89,6 +89,15 @@ TEST_F(problem_test, the_suite_loads_and_every_problem_plans_at_every_world_size
   const problem& ring = find_problem(suite, "55");
   EXPECT_TRUE(ring.degenerate_at(2));
   EXPECT_FALSE(ring.degenerate_at(4));
+  EXPECT_EQ(ring.degenerate_why_at(4), "");
+  // One rank communicates nothing: W = 1 is degenerate wherever a problem supports it, without a
+  // [degenerate] entry, and keeps a file's own reason for its other worlds.
+  EXPECT_TRUE(ring.degenerate_at(1));
+  EXPECT_NE(ring.degenerate_why_at(1).find("nothing is communicated"), std::string::npos);
+  EXPECT_EQ(ring.degenerate_why_at(2), ring.degenerate_why);
+  const problem& not_at_one = find_problem(suite, "22");
+  EXPECT_FALSE(not_at_one.supports_world(1));
+  EXPECT_FALSE(not_at_one.degenerate_at(1));
   const auto plan = worker_plan(ring, 8);
   EXPECT_EQ(plan["mesh"], nlohmann::json({{"axes", {"cp", "tp"}}, {"sizes", {4, 2}}}));
   EXPECT_EQ(plan["args"][6], nlohmann::json({{"name", "tp_group"}, {"type", "group"}, {"dtype", nullptr},

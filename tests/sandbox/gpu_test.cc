@@ -1,5 +1,6 @@
-// GPU lending on a real GPU host: with --gpus 1 a CUDA program inside sees exactly one device,
-// and its PCI bus id is the host's GPU 1 (as nvidia-smi outside reports it); with 0,1 two.
+// GPU lending on a real GPU host: lent one GPU, the host's last, a CUDA program inside sees exactly
+// one device whose PCI bus id is that GPU's (as nvidia-smi outside reports it), and no other GPU's
+// node; lent 0,1 (a host with 2 or more), two.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -68,21 +69,32 @@ class sandbox_gpu_test : public ::testing::Test {
   spec s;
 };
 
-TEST_F(sandbox_gpu_test, one_lent_gpu_is_the_only_device_and_it_is_host_gpu_1) {
-  if (list_host_gpus().size() < 2) GTEST_SKIP() << "this host has fewer than 2 GPUs";
-  s.gpus = {1};
+// The last rather than the first, so that on a host of several a wrong mapping (lending index 0
+// whatever was asked) shows; on a host of one it is GPU 0.
+TEST_F(sandbox_gpu_test, one_lent_gpu_is_the_only_device_and_it_is_the_last_host_gpu) {
+  const auto host = list_host_gpus();
+  if (host.empty()) GTEST_SKIP() << "needs 1 GPU; the driver lists none";
+  const host_gpu& lent = host.back();
+  s.gpus = {lent.index};
   const auto r = run(s, "./probe; ls /dev | grep nvidia");
   ASSERT_EQ(r.exit_code, 0) << r.out.text << r.err.text;
-  const std::string bus = host_bus_id(1);
-  ASSERT_FALSE(bus.empty()) << "nvidia-smi gave no bus id for GPU 1";
+  const std::string bus = host_bus_id(lent.index);
+  ASSERT_FALSE(bus.empty()) << "nvidia-smi gave no bus id for GPU " << lent.index;
   EXPECT_NE(r.out.text.find("count 1\n"), std::string::npos) << r.out.text;
-  EXPECT_NE(lower(r.out.text).find("bus " + bus + "\n"), std::string::npos) << r.out.text << " host GPU 1: " << bus;
-  EXPECT_EQ(r.out.text.find("nvidia0\n"), std::string::npos) << "host GPU 0's node is visible:\n" << r.out.text;
-  std::printf("inside --gpus 1:\n%s(host GPU 1 is %s)\n", r.out.text.c_str(), bus.c_str());
+  EXPECT_NE(lower(r.out.text).find("bus " + bus + "\n"), std::string::npos)
+      << r.out.text << " host GPU " << lent.index << ": " << bus;
+  EXPECT_NE(r.out.text.find("nvidia" + std::to_string(lent.minor) + "\n"), std::string::npos)
+      << "the lent GPU's node is missing:\n" << r.out.text;
+  for (const host_gpu& other : host) {
+    if (other.index == lent.index) continue;
+    EXPECT_EQ(r.out.text.find("nvidia" + std::to_string(other.minor) + "\n"), std::string::npos)
+        << "host GPU " << other.index << "'s node is visible:\n" << r.out.text;
+  }
+  std::printf("inside --gpus %d:\n%s(host GPU %d is %s)\n", lent.index, r.out.text.c_str(), lent.index, bus.c_str());
 }
 
 TEST_F(sandbox_gpu_test, two_lent_gpus_are_two_devices) {
-  if (list_host_gpus().size() < 2) GTEST_SKIP() << "this host has fewer than 2 GPUs";
+  if (const auto n = list_host_gpus().size(); n < 2) GTEST_SKIP() << "needs 2 GPUs; this host has " << n;
   s.gpus = {0, 1};
   const auto r = run(s, "./probe");
   ASSERT_EQ(r.exit_code, 0) << r.out.text << r.err.text;
