@@ -13,10 +13,13 @@ namespace fs = std::filesystem;
 namespace {
 
 void summarize_timing(eval_report& r, trial_report& t, const std::vector<double>& reference_ms,
-                      const std::vector<double>& candidate_ms, const std::vector<std::string>& flags, bool wall_clock) {
-  t.timing_flags = flags;
+                      const std::vector<double>& candidate_ms, const std::vector<timing_finding>& flags,
+                      bool wall_clock) {
   t.wall_clock = wall_clock;
-  for (const auto& f : flags) r.timing_flags.push_back(fmt::format("trial {}: {}", t.trial, f));
+  for (const auto& f : flags) {
+    t.timing_flags.push_back(f.flag);
+    r.timing_flags.push_back(fmt::format("trial {}: {}", t.trial, f.flag));
+  }
   if (reference_ms.empty() || candidate_ms.empty()) return;
   t.reference = stats_of(reference_ms);
   t.candidate = stats_of(candidate_ms);
