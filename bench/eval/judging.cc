@@ -112,26 +112,9 @@ void judge_run(eval_report& rep, const conduct_outcome& run, const reference_out
     all_ok = all_ok && tr.correct;
     rep.trials.push_back(std::move(tr));
   }
-  for (const auto& t : rep.trials)
-    for (const auto& c : t.ranks)
-      if (c.forged && rep.result != verdict::forbidden) {
-        rep.result = verdict::forbidden;
-        rep.reason = forbidden_reason::tampering;
-        rep.message = fmt::format("trial {}, rank {}: {}", t.trial, c.rank, c.message);
-      }
-  if (rep.result == verdict::forbidden) return;
-  if (!all_ok) {
-    rep.result = verdict::mismatch;
-    for (const auto& t : rep.trials)
-      for (const auto& c : t.ranks)
-        if (!c.ok && rep.message.empty()) rep.message = fmt::format("trial {}, rank {}: {}", t.trial, c.rank, c.message);
-    return;
-  }
-  rep.result = verdict::correct;
-  if (perf) {
-    summarize_pooled_timing(rep, ref_all, cand_all);
-    if (!rep.speedup) rep.message = "timings missing from the run";
-  }
+  // The pooled timing is of a run whose every trial was correct; the verdict is the ladder's
+  // (verdict_ladder.h).
+  if (all_ok && perf) summarize_pooled_timing(rep, ref_all, cand_all);
 }
 
 }  // namespace pk::bench
