@@ -303,15 +303,19 @@ class driver {
     rec.blocks.insert(rec.blocks.end(), timed.begin(), timed.end());
     rec.timing = judge_timing(timed);
     if (!hold_note_.empty())
-      rec.timing->flags.push_back(fmt::format(
-          "the GPU's wait before each block held {}, not every multiprocessor: a kernel on another stream could "
-          "have run beside it, in neither clock",
-          hold_note_));
+      rec.timing->flags.push_back({"timing.partial_hold", 5,
+                                   fmt::format("the GPU's wait before each block held {}, not every "
+                                               "multiprocessor: a kernel on another stream could have run beside "
+                                               "it, in neither clock",
+                                               hold_note_),
+                                   {}});
     if (const std::string why = cand_.pause_limit(); sandboxed_ && !why.empty())
-      rec.timing->flags.push_back(fmt::format(
-          "between its turns only the candidate's rank processes were stopped ({}): a process they started "
-          "could have run while the reference was timed",
-          why));
+      rec.timing->flags.push_back({"timing.partial_pause", 6,
+                                   fmt::format("between its turns only the candidate's rank processes were "
+                                               "stopped ({}): a process they started could have run while the "
+                                               "reference was timed",
+                                               why),
+                                   {}});
   }
 
   // Both sets record the same call of their last block (they ran the same inputs).

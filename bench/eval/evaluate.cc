@@ -17,7 +17,6 @@
 
 #include "bench/eval/conductor.h"
 #include "bench/eval/digest.h"
-#include "bench/eval/failure_verdict.h"
 #include "bench/eval/jit_cache.h"
 #include "bench/eval/judging.h"
 #include "bench/eval/kr_torch_stage.h"
@@ -28,6 +27,7 @@
 #include "bench/eval/seeds.h"
 #include "bench/eval/staging.h"
 #include "bench/eval/untrusted_file.h"
+#include "bench/eval/verdict_ladder.h"
 #include "config/paths.h"
 #include "config/read_file.h"
 #include "sandbox/environment.h"
@@ -139,16 +139,15 @@ std::set<fs::path> unchanged(const fs::path& ws, const staged_digests& staged) {
   return same;
 }
 
-std::optional<failure_verdict> scan_what_ran(const fs::path& ws, const fs::path& jit, const staged_digests& ours,
-                                             const eval_options& o) {
+// What the post-run scan found in the candidate's workspace and JIT build directory, described;
+// empty when nothing.
+std::string scan_what_ran(const fs::path& ws, const fs::path& jit, const staged_digests& ours, const eval_options& o) {
   const std::set<fs::path> skip = unchanged(ws, ours);
   multicast_scan_options so;
   so.clean_cache = multicast_clean_cache(o);
   const std::vector<scan_root> roots{{jit, "JIT build directory"}, {ws, "workspace"}};
   const auto found = scan_multicast_tree(roots, skip, so);
-  if (found.empty()) return std::nullopt;
-  return failure_verdict{verdict::forbidden, forbidden_reason::multicast,
-                         "found in what the candidate's run produced. " + describe_multicast(found), ""};
+  return found.empty() ? std::string() : describe_multicast(found);
 }
 
 staged_digests files_under(const fs::path& dir) {
@@ -222,133 +221,147 @@ void check_options(const problem& p, const fs::path& solution, const eval_option
   }
 }
 
+namespace {
+
+// One evaluation's process sets and what they did, kept until the verdict is decided: the ladder's
+// lower rungs (the post-run scan, judging the records) read them only when they are reached.
+struct evaluation_run {
+  const problem& p;
+  const eval_options& o;
+  std::vector<int> trials;
+  seed_source seeds;
+  reference_cache cache;
+  reference_key key;
+  std::unique_ptr<rank_set> ref_set, cand_set;
+  std::optional<candidate_stage> cand;
+  conduct_outcome run;
+  rank_set_ending cand_end, ref_end;
+
+  evaluation_run(const problem& p_, const eval_options& o_)
+      : p(p_),
+        o(o_),
+        seeds(o.secret_seeds ? seed_source::secret() : seed_source::from_base(o.seed, judge_seed_key(cache_base(o)))),
+        cache(o.cache_root.empty() ? reference_cache::default_root() : o.cache_root),
+        key(reference_key_of(p, o)) {
+    for (int t = 0; t < o.trials; ++t) trials.push_back(t);
+  }
+
+  // Starts (or takes) the sets, runs every trial and the timing, and ends the sets.
+  void run_sets(eval_report& rep, const fs::path& solution, const std::string& code) {
+    seed_source secret = seed_source::secret();
+    const std::vector<int> missing = seeds.reproducible() ? cache.missing(p, key, trials) : trials;
+    rep.reference_cached = missing.empty();
+    const bool reference_runs = o.perf || !missing.empty();
+    if (!missing.empty() && o.progress && seeds.reproducible())
+      o.progress(fmt::format("the reference of {} runs for {} trial(s) (cached afterwards)", p.name(), missing.size()));
+
+    // The sets: warm ones from the run's pool, or started now. The candidate's workspace holds the
+    // candidate and the input generator, never the reference; the reference's no candidate file.
+    const set_options so = set_options_for(o, code.find("kr_torch") != std::string::npos);
+    auto new_set = [&] { return o.pool ? o.pool->take(so) : std::make_unique<rank_set>(make_set_spec(so)); };
+    if (o.progress) o.progress(fmt::format("running {} on {} ranks ({})", solution.filename().string(), o.world,
+                                      to_string(o.device)));
+    if (reference_runs) {
+      ref_set = new_set();
+      stage_problem(ref_set->workspace(), p, true);
+      ref_set->go(set_role::reference, plan_for(set_role::reference, p, o));
+    }
+    cand_set = new_set();
+    cand.emplace(*cand_set, p, solution, code, o);
+
+    conduct_plan plan;
+    plan.trials = trials;
+    plan.reference_trials = {missing.begin(), missing.end()};
+    plan.perf = o.perf;
+    plan.timing = o.timing;
+    if (o.device == device_kind::cpu)
+      plan.timing.warmup_max_ms = std::min(plan.timing.warmup_max_ms, plan.timing.cpu_warmup_max_ms);
+    plan.compile_timeout_s = o.compile_timeout_s;
+    plan.phase_timeout_s = o.timeout_s;
+    plan.sandboxed = o.isolation != sandbox::isolation::none;
+    plan.progress = o.progress;
+    run = conduct(ref_set.get(), *cand_set, plan, seeds, secret);
+    if (run.failure || !run.background.empty()) {
+      cand_set->stop();
+      if (ref_set) ref_set->stop();
+    }
+    rep.steps = run.steps;
+    cand_end = cand_set->finish();
+    if (ref_set) ref_end = ref_set->finish();
+    // Replacements start now that this evaluation's ranks are gone: while the agent thinks about the
+    // verdict, not while they compete with the evaluation for the cores.
+    if (o.pool) o.pool->warm(so);
+    if (!cand_set->jit_dir().empty()) cand->jit.keep_from(cand->jit_dir);
+  }
+
+  // The reference's outputs of the trials it ran go into the cache; then every trial and every
+  // checked timing call of every rank is compared, and the timings read.
+  const eval_report& judge_records(eval_report& rep) {
+    const reference_files refs{cache, key, p, ref_set ? ref_set->workspace() / staged_out : fs::path(),
+                               seeds.reproducible()};
+    std::map<int, std::vector<std::vector<bool>>> mutated;
+    for (const trial_record& t : run.trials) {
+      if (!t.mutated) {
+        for (int r = 0; r < o.world; ++r) mutated[t.trial].push_back(cache.mutated(p, key, t.trial, r));
+        continue;
+      }
+      mutated[t.trial] = *t.mutated;
+      if (refs.cacheable)
+        for (int r = 0; r < o.world; ++r)
+          cache.store(p, key, t.trial, r, refs.file(t.trial, r, true), t.mutated->at(static_cast<std::size_t>(r)));
+    }
+    reference_outputs outs;
+    outs.live_out = refs.live_out;
+    outs.mutated = std::move(mutated);
+    outs.file = [&](int trial, int rank) {
+      const auto it =
+          std::find_if(run.trials.begin(), run.trials.end(), [&](const auto& t) { return t.trial == trial; });
+      return refs.file(trial, rank, it != run.trials.end() && it->mutated && !refs.cacheable);
+    };
+    judge_run(rep, run, outs, cand_set->workspace() / staged_out, o.world,
+              judge_rules{p.comparison(), p.in_place_positions()}, o.perf);
+    return rep;
+  }
+
+  // What the run gives each rung of the ladder below the source scan.
+  void add_evidence(verdict_evidence& e, eval_report& rep) {
+    e.guard_refusals = cand_end.multicast_refusals;
+    e.post_run_multicast = [this] { return scan_what_ran(cand_set->workspace(), cand->jit_dir, cand->ours, o); };
+    e.background = run.background;
+    if (run.failure)
+      e.failure = failed_set{*run.failure, run.failed, run.failed == set_role::reference ? &ref_end : &cand_end};
+    e.judge_records = [this, &rep]() -> const eval_report& { return judge_records(rep); };
+  }
+};
+
+}  // namespace
+
 eval_report evaluate(const problem& p, const fs::path& solution, const eval_options& o) {
   check_options(p, solution, o);
   const auto t0 = std::chrono::steady_clock::now();
   eval_report rep = new_report(p, solution, o);
-  auto finish = [&]() {
-    rep.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return rep;
-  };
-  auto conclude = [&](const failure_verdict& f) {
-    rep.result = f.v;
-    rep.reason = f.reason;
-    rep.message = f.message;
-    rep.log = f.log;
-    return finish();
-  };
+  verdict_evidence evidence;
+  evidence.problem = p.name();
+  evidence.perf = o.perf;
 
   // Multicast in the source is refused before anything runs.
   const std::string code = read_file(solution, "solution file");
   if (auto found = scan_multicast_bytes(code, solution.filename().string(), "source"); !found.empty())
-    return conclude({verdict::forbidden, forbidden_reason::multicast,
-                     "refused before running. " + describe_multicast(found), ""});
-
-  std::vector<int> trials;
-  for (int t = 0; t < o.trials; ++t) trials.push_back(t);
-  seed_source seeds =
-      o.secret_seeds ? seed_source::secret() : seed_source::from_base(o.seed, judge_seed_key(cache_base(o)));
-  seed_source secret = seed_source::secret();
-  const reference_cache cache(o.cache_root.empty() ? reference_cache::default_root() : o.cache_root);
-  const reference_key key = reference_key_of(p, o);
-  const std::vector<int> missing = seeds.reproducible() ? cache.missing(p, key, trials) : trials;
-  rep.reference_cached = missing.empty();
-  const bool reference_runs = o.perf || !missing.empty();
-  if (!missing.empty() && o.progress && seeds.reproducible())
-    o.progress(fmt::format("the reference of {} runs for {} trial(s) (cached afterwards)", p.name(), missing.size()));
-
-  // The sets: warm ones from the run's pool, or started now. The candidate's workspace holds the
-  // candidate and the input generator, never the reference; the reference's no candidate file.
-  const set_options so = set_options_for(o, code.find("kr_torch") != std::string::npos);
-  auto new_set = [&] { return o.pool ? o.pool->take(so) : std::make_unique<rank_set>(make_set_spec(so)); };
-  if (o.progress) o.progress(fmt::format("running {} on {} ranks ({})", solution.filename().string(), o.world,
-                                    to_string(o.device)));
-  std::unique_ptr<rank_set> ref_set;
-  if (reference_runs) {
-    ref_set = new_set();
-    stage_problem(ref_set->workspace(), p, true);
-    ref_set->go(set_role::reference, plan_for(set_role::reference, p, o));
-  }
-  std::unique_ptr<rank_set> cand_ptr = new_set();
-  rank_set& cand_set = *cand_ptr;
-  const candidate_stage cand(cand_set, p, solution, code, o);
-
-  conduct_plan plan;
-  plan.trials = trials;
-  plan.reference_trials = {missing.begin(), missing.end()};
-  plan.perf = o.perf;
-  plan.timing = o.timing;
-  if (o.device == device_kind::cpu)
-    plan.timing.warmup_max_ms = std::min(plan.timing.warmup_max_ms, plan.timing.cpu_warmup_max_ms);
-  plan.compile_timeout_s = o.compile_timeout_s;
-  plan.phase_timeout_s = o.timeout_s;
-  plan.sandboxed = o.isolation != sandbox::isolation::none;
-  plan.progress = o.progress;
-  const conduct_outcome run = conduct(ref_set.get(), cand_set, plan, seeds, secret);
-  if (run.failure || !run.background.empty()) {
-    cand_set.stop();
-    if (ref_set) ref_set->stop();
-  }
-  rep.steps = run.steps;
-  const rank_set_ending cand_end = cand_set.finish();
-  const rank_set_ending ref_end = ref_set ? ref_set->finish() : rank_set_ending{};
-  // Replacements start now that this evaluation's ranks are gone: while the agent thinks about the
-  // verdict, not while they compete with the evaluation for the cores.
-  if (o.pool) o.pool->warm(so);
-  if (!cand_set.jit_dir().empty()) cand.jit.keep_from(cand.jit_dir);
-
-  // Whatever the run left (JIT builds, Triton's cache, files written to the workspace) is scanned
-  // for multicast first: a finding overrides every other verdict.
-  if (!cand_end.multicast_refusals.empty())
-    return conclude({verdict::forbidden, forbidden_reason::multicast,
-                     "the run-time guard refused NVLink multicast in the candidate's processes (nothing reached "
-                     "the GPU): " + cand_end.multicast_refusals, ""});
-  if (auto f = scan_what_ran(cand_set.workspace(), cand.jit_dir, cand.ours, o)) return conclude(*f);
-  if (!run.background.empty()) {
-    std::string what;
-    for (const auto& b : run.background) what += (what.empty() ? "" : "; ") + b;
-    return conclude({verdict::forbidden, forbidden_reason::background,
-                     "the candidate left work running after its calls (a solution must finish its work before it "
-                     "returns, and start no process or thread that outlives the call): " + what,
-                     ""});
-  }
-  if (run.failure) {
-    // The input generator failed before any candidate code ran: the problem is broken, not the
-    // candidate.
-    const bool generator = run.failure->what == rank_failure::kind::reported &&
-                           run.failure->worker_kind == "generator_error";
-    if (run.failed == set_role::reference || generator)
-      throw evaluation_error(fmt::format("the reference of problem {} failed: {}", p.name(),
-                                         describe(*run.failure, run.failed == set_role::reference ? ref_end
-                                                                                                   : cand_end)));
-    return conclude(verdict_for(*run.failure, cand_end));
+    evidence.source_multicast = describe_multicast(found);
+  std::optional<evaluation_run> ran;
+  if (evidence.source_multicast.empty()) {
+    ran.emplace(p, o);
+    ran->run_sets(rep, solution, code);
+    ran->add_evidence(evidence, rep);
   }
 
-  // The reference's outputs of the trials it ran go into the cache.
-  const reference_files refs{cache, key, p, ref_set ? ref_set->workspace() / staged_out : fs::path(), seeds.reproducible()};
-  std::map<int, std::vector<std::vector<bool>>> mutated;
-  for (const trial_record& t : run.trials) {
-    if (!t.mutated) {
-      for (int r = 0; r < o.world; ++r) mutated[t.trial].push_back(cache.mutated(p, key, t.trial, r));
-      continue;
-    }
-    mutated[t.trial] = *t.mutated;
-    if (refs.cacheable)
-      for (int r = 0; r < o.world; ++r)
-        cache.store(p, key, t.trial, r, refs.file(t.trial, r, true), t.mutated->at(static_cast<std::size_t>(r)));
-  }
-
-  // Correctness: every trial and every checked timing call, every rank; then the timings.
-  reference_outputs outs;
-  outs.live_out = refs.live_out;
-  outs.mutated = std::move(mutated);
-  outs.file = [&](int trial, int rank) {
-    const auto it = std::find_if(run.trials.begin(), run.trials.end(), [&](const auto& t) { return t.trial == trial; });
-    return refs.file(trial, rank, it != run.trials.end() && it->mutated && !refs.cacheable);
-  };
-  judge_run(rep, run, outs, cand_set.workspace() / staged_out, o.world,
-            judge_rules{p.comparison(), p.in_place_positions()}, o.perf);
-  return finish();
+  const ladder_verdict decided = decide_verdict(evidence);
+  rep.result = decided.verdict.v;
+  rep.reason = decided.verdict.reason;
+  rep.message = decided.verdict.message;
+  rep.log = decided.verdict.log;
+  rep.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
 }
 
 }  // namespace pk::bench

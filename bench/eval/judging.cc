@@ -13,10 +13,13 @@ namespace fs = std::filesystem;
 namespace {
 
 void summarize_timing(eval_report& r, trial_report& t, const std::vector<double>& reference_ms,
-                      const std::vector<double>& candidate_ms, const std::vector<std::string>& flags, bool wall_clock) {
-  t.timing_flags = flags;
+                      const std::vector<double>& candidate_ms, const std::vector<timing_finding>& flags,
+                      bool wall_clock) {
   t.wall_clock = wall_clock;
-  for (const auto& f : flags) r.timing_flags.push_back(fmt::format("trial {}: {}", t.trial, f));
+  for (const auto& f : flags) {
+    t.timing_flags.push_back(f.flag);
+    r.timing_flags.push_back(fmt::format("trial {}: {}", t.trial, f.flag));
+  }
   if (reference_ms.empty() || candidate_ms.empty()) return;
   t.reference = stats_of(reference_ms);
   t.candidate = stats_of(candidate_ms);
@@ -109,26 +112,9 @@ void judge_run(eval_report& rep, const conduct_outcome& run, const reference_out
     all_ok = all_ok && tr.correct;
     rep.trials.push_back(std::move(tr));
   }
-  for (const auto& t : rep.trials)
-    for (const auto& c : t.ranks)
-      if (c.forged && rep.result != verdict::forbidden) {
-        rep.result = verdict::forbidden;
-        rep.reason = forbidden_reason::tampering;
-        rep.message = fmt::format("trial {}, rank {}: {}", t.trial, c.rank, c.message);
-      }
-  if (rep.result == verdict::forbidden) return;
-  if (!all_ok) {
-    rep.result = verdict::mismatch;
-    for (const auto& t : rep.trials)
-      for (const auto& c : t.ranks)
-        if (!c.ok && rep.message.empty()) rep.message = fmt::format("trial {}, rank {}: {}", t.trial, c.rank, c.message);
-    return;
-  }
-  rep.result = verdict::correct;
-  if (perf) {
-    summarize_pooled_timing(rep, ref_all, cand_all);
-    if (!rep.speedup) rep.message = "timings missing from the run";
-  }
+  // The pooled timing is of a run whose every trial was correct; the verdict is the ladder's
+  // (verdict_ladder.h).
+  if (all_ok && perf) summarize_pooled_timing(rep, ref_all, cand_all);
 }
 
 }  // namespace pk::bench

@@ -42,8 +42,9 @@ struct reference_outputs {
   std::map<int, std::vector<std::vector<bool>>> mutated;  ///< per trial and rank
 };
 
-/// Judges every trial and checked call of `run` into `rep`: the verdict (correct or mismatch, with
-/// the first failure's message), per-rank errors, and (with `perf`) the timings.
+/// Judges every trial and checked call of `run` into `rep`: each trial's rank checks, the pooled
+/// errors, and (with `perf`) the timings, pooled where every trial was correct. The verdict they
+/// lead to is the ladder's (bench/eval/verdict_ladder.h).
 void judge_run(eval_report& rep, const conduct_outcome& run, const reference_outputs& refs,
                const std::filesystem::path& candidate_out, int world, const judge_rules& rules, bool perf);
 

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <tuple>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -35,11 +36,6 @@ std::vector<const block_record*> blocks_of(const std::vector<block_record>& bloc
 // Wall-clock of a timed block beyond the null blocks' (the calls' share of it), per block.
 double implied_ms(const block_record& b, double null_wall) { return std::max(0.0, b.wall_ms - null_wall); }
 
-// The jitter of the judge's clock of one block (a round trip varies by tens of microseconds).
-constexpr double block_jitter_ms = 0.02;
-// What a set's own clock resolves within a block (CUDA events: about half a microsecond).
-constexpr double event_resolution_ms = 0.002;
-
 // Twice the median absolute deviation: a spread that one stray reading does not move.
 double spread(const std::vector<double>& v) {
   const double m = median(v);
@@ -49,7 +45,7 @@ double spread(const std::vector<double>& v) {
 }
 
 // The median over timed pairs of the candidate's figure less the reference's, where it exceeds
-// three standard errors of that median (and floor_ms, the clock's resolution); an excess of 0
+// th.standard_errors standard errors of that median (and floor_ms, the clock's resolution); an excess of 0
 // otherwise. Both figures of a pair come from the same seeds and mechanics, so what loads both sets
 // alike drops out.
 struct paired {
@@ -57,7 +53,8 @@ struct paired {
 };
 
 template <class Field>
-paired paired_excess(const std::vector<block_record>& blocks, double floor_ms, Field field) {
+paired paired_excess(const std::vector<block_record>& blocks, const timing_thresholds& th, double floor_ms,
+                     Field field) {
   std::map<int, std::pair<std::optional<double>, std::optional<double>>> by_pair;  // (reference, candidate)
   for (const auto& b : blocks)
     if (!b.null && b.pair >= 0)
@@ -70,22 +67,14 @@ paired paired_excess(const std::vector<block_record>& blocks, double floor_ms, F
       c.push_back(*v.second);
     }
   paired p;
-  if (diffs.size() < 3) return p;
+  if (diffs.size() < th.min_samples) return p;
   p.cand = median(c);
   p.ref = median(r);
   // A median's standard error from the spread: sigma = 1.4826 MAD, SE = 1.2533 sigma / sqrt(n).
   const double se = 1.2533 * 1.4826 * (spread(diffs) / 2) / std::sqrt(static_cast<double>(diffs.size()));
   const double excess = median(diffs);
-  if (excess > std::max(3 * se, floor_ms)) p.excess = excess;
+  if (excess > std::max(th.standard_errors * se, floor_ms)) p.excess = excess;
   return p;
-}
-
-// The excess of `p`, said in `flags` (`why` gets the candidate's median, the reference's and the
-// excess) when there is one.
-double charged(const paired& p, std::vector<std::string>& flags,
-               fmt::format_string<double, double, double> why) {
-  if (p.excess > 0) flags.push_back(fmt::vformat(why, fmt::make_format_args(p.cand, p.ref, p.excess)));
-  return p.excess;
 }
 
 }  // namespace
@@ -128,178 +117,266 @@ int timed_pairs(const std::vector<block_record>& warmup, const timing_options& o
   return std::max(1, (want + block - 1) / block);
 }
 
-trial_timing judge_timing(const std::vector<block_record>& blocks) {
-  trial_timing t;
-  std::vector<double> null_walls;
-  for (const auto& b : blocks)
-    if (b.null) null_walls.push_back(b.wall_ms);
-  const double null_wall = median(null_walls);
-  // How far a block's wall-clock moves with no call in it (the null blocks, on the judge's clock),
-  // at least the clock's jitter. Timed by the wall-clock, no block counts for less: below it a
-  // reading is noise, and the ratio of two noises (or a reading of zero) is no speedup.
-  const double noise_ms = std::max(block_jitter_ms, spread(null_walls));
-  const auto ref = blocks_of(blocks, set_role::reference);
-  const auto cand = blocks_of(blocks, set_role::candidate);
-  if (ref.empty() || cand.empty()) return t;
 
-  // Commits: the same digests of outputs of the same size in both sets. A candidate that takes
-  // 25% (plus 50 us) longer made its outputs when asked for them, not in its block: the excess
-  // is its blocks' time.
+void timing_charge::add(const timing_charge& other) {
+  wall_clock = wall_clock || other.wall_clock;
+  if (other.commit_allowance_ms) commit_allowance_ms = other.commit_allowance_ms;
+  block_ms += other.block_ms;
+  own_clock_ms += other.own_clock_ms;
+  reference_after_own_only = reference_after_own_only || other.reference_after_own_only;
+  candidate_after_own_only = candidate_after_own_only || other.candidate_after_own_only;
+  longest_call = longest_call || other.longest_call;
+}
+
+namespace {
+
+// One trial's blocks as the cross-checks read them.
+struct trial_blocks {
+  const std::vector<block_record>& all;
+  std::vector<const block_record*> ref, cand;
+  std::vector<double> null_walls;
+  double null_wall = 0;  ///< the null blocks' median wall-clock: the mechanics without a call
+  double noise_ms = 0;   ///< how far a block's wall-clock moves with no call in it
+};
+
+// A block's wall-clock beyond the null blocks', with what `c` charges a late commit.
+double implied(const trial_blocks& tb, const block_record& b, const timing_charge& c) {
+  const double late = c.commit_allowance_ms && b.who == set_role::candidate
+                          ? std::max(0.0, b.commit_ms - *c.commit_allowance_ms)
+                          : 0.0;
+  return implied_ms(b, tb.null_wall) + late;
+}
+
+// Timed by the wall-clock, no block counts for less than the noise: below it a reading is noise,
+// and the ratio of two noises (or a reading of zero) is no speedup.
+double wall_clock_ms(const trial_blocks& tb, const block_record& b, const timing_charge& c) {
+  return std::max(implied(tb, b, c), tb.noise_ms);
+}
+
+// A paired excess (see paired_excess) as a finding, its flag given the candidate's median, the
+// reference's and the excess; nothing when there is no excess.
+std::optional<timing_finding> excess_finding(const paired& p, const char* id, int family,
+                                             fmt::format_string<double, double, double> why) {
+  if (p.excess <= 0) return std::nullopt;
+  return timing_finding{id, family, fmt::vformat(why, fmt::make_format_args(p.cand, p.ref, p.excess)), {}};
+}
+
+// Commits: the same digests of outputs of the same size in both sets. A candidate whose commits
+// take much longer made its outputs when asked for them, not in its block (family 7, lazy output):
+// both sets are timed by the wall-clock, and its commits' excess counts in its blocks.
+std::optional<timing_finding> late_commit(const trial_blocks& tb, const timing_thresholds& th) {
   auto commits = [](const std::vector<const block_record*>& bs) {
     std::vector<double> out;
     for (const auto* b : bs)
       if (b->commit_ms > 0) out.push_back(b->commit_ms);
     return out;
   };
-  const std::vector<double> ref_commits = commits(ref), cand_commits = commits(cand);
-  const double ref_commit = median(ref_commits);
-  const bool late_outputs =
-      !ref_commits.empty() && !cand_commits.empty() && median(cand_commits) > 1.25 * ref_commit + 0.05;
-  auto implied = [&](const block_record& b) {
-    const double late = late_outputs && b.who == set_role::candidate ? std::max(0.0, b.commit_ms - ref_commit) : 0.0;
-    return implied_ms(b, null_wall) + late;
-  };
-  if (late_outputs) {
-    t.wall_clock = true;
-    t.flags.push_back(fmt::format(
-        "the candidate's commits to its outputs took {:.3f} ms per block where the reference's took {:.3f} ms: its "
-        "outputs were made after its blocks answered, and that time counts in its blocks (both are timed by the "
-        "wall-clock)",
-        median(cand_commits), ref_commit));
-  }
+  const std::vector<double> ref_commits = commits(tb.ref), cand_commits = commits(tb.cand);
+  if (ref_commits.empty() || cand_commits.empty()) return std::nullopt;
+  const double ref_commit = median(ref_commits), cand_commit = median(cand_commits);
+  if (!(cand_commit > th.late_commit_ratio * ref_commit + th.late_commit_floor_ms)) return std::nullopt;
+  timing_finding f{"timing.late_commit", 7,
+                   fmt::format("the candidate's commits to its outputs took {:.3f} ms per block where the "
+                               "reference's took {:.3f} ms: its outputs were made after its blocks answered, and "
+                               "that time counts in its blocks (both are timed by the wall-clock)",
+                               cand_commit, ref_commit),
+                   {}};
+  f.charge.wall_clock = true;
+  f.charge.commit_allowance_ms = ref_commit;
+  return f;
+}
 
-  // The candidate's own clock against the judge's: the ratio of wall-clock (less the null block's)
-  // to the sets' own sums, for each set. An honest candidate's ratio is the reference's.
+// The candidate's own clock against the judge's: the ratio of wall-clock (less the null block's)
+// to the sets' own sums, for each set. An honest candidate's ratio is the reference's; one far
+// above it patched its timer or left work outside its events (family 8, timer patching): both sets
+// are timed by the wall-clock. Nothing to add where `so_far` already times them so.
+std::optional<timing_finding> own_clock(const trial_blocks& tb, const timing_thresholds& th,
+                                        const timing_charge& so_far) {
+  if (tb.null_walls.empty() || so_far.wall_clock) return std::nullopt;
   auto ratio_parts = [&](const std::vector<const block_record*>& bs) {
     std::vector<double> walls, own;
     for (const auto* b : bs) {
-      walls.push_back(implied(*b));
+      walls.push_back(implied(tb, *b, so_far));
       own.push_back(sum(b->ms));
     }
     return std::pair{median(walls), median(own)};
   };
-  const auto [ref_implied, ref_own] = ratio_parts(ref);
-  const auto [cand_implied, cand_own] = ratio_parts(cand);
+  const auto [ref_implied, ref_own] = ratio_parts(tb.ref);
+  const auto [cand_implied, cand_own] = ratio_parts(tb.cand);
   const double ref_ratio = ref_own > 0 ? ref_implied / ref_own : 1.0;
-  // 20% beyond the reference's own ratio, plus the jitter of the judge's clock of a block (medians
-  // over a trial's blocks).
-  const bool own_clock_fails =
-      !null_walls.empty() && cand_implied > 1.2 * std::max(ref_ratio, 1.0) * cand_own + block_jitter_ms;
-  if (own_clock_fails && !late_outputs) {
-    t.wall_clock = true;
-    t.flags.push_back(fmt::format(
-        "the candidate's own clock reported {:.3f} ms per block where the judge's wall-clock implies {:.3f} ms "
-        "(the reference: {:.3f} and {:.3f}): both are timed by the wall-clock",
-        cand_own, cand_implied, ref_own, ref_implied));
-  }
+  // Medians over a trial's blocks, so the judge's clock of one block jitters within block_jitter_ms.
+  if (!(cand_implied > th.own_clock_ratio * std::max(ref_ratio, 1.0) * cand_own + th.block_jitter_ms))
+    return std::nullopt;
+  timing_finding f{"timing.own_clock", 8,
+                   fmt::format("the candidate's own clock reported {:.3f} ms per block where the judge's wall-clock "
+                               "implies {:.3f} ms (the reference: {:.3f} and {:.3f}): both are timed by the "
+                               "wall-clock",
+                               cand_own, cand_implied, ref_own, ref_implied),
+                   {}};
+  f.charge.wall_clock = true;
+  return f;
+}
 
-  auto wall_clock_ms = [&](const block_record& b) { return std::max(implied(b), noise_ms); };
-
-  // Building the inputs: the same generator on the same seeds in both sets, one set after the other
-  // before each timed pair, so the difference within a pair leaves out what loads both alike. A
-  // candidate slower at it than the reference, by more than three standard errors of the median
-  // difference (and the clock's jitter), worked there on the block to come: that excess is part of
-  // each of its blocks.
-  const double prepare_excess = charged(
-      paired_excess(blocks, block_jitter_ms, [](const block_record& b) { return b.prepare_ms; }), t.flags,
+// Building the inputs: the same generator on the same seeds in both sets, one set after the other
+// before each timed pair, so the difference within a pair leaves out what loads both alike. A
+// candidate slower at it than the reference worked there on the block to come (family 4,
+// batch-and-skip): that excess is part of each of its blocks.
+std::optional<timing_finding> slow_build(const trial_blocks& tb, const timing_thresholds& th) {
+  const paired p = paired_excess(tb.all, th, th.block_jitter_ms, [](const block_record& b) { return b.prepare_ms; });
+  auto f = excess_finding(
+      p, "timing.build", 4,
       "building a block's inputs took the candidate {:.3f} ms where it took the reference {:.3f} ms (the same "
       "generator on the same seeds): it worked there on the block to come, and the {:.3f} ms count in each of "
       "its blocks");
+  if (f) f->charge.block_ms = p.excess;
+  return f;
+}
 
-  // A block's span on the set's own clock, from the end of the GPU's wait to its last call, holds
-  // the calls and, between them, barriers and L2 flushes: the same mechanics in both sets. A
-  // candidate whose spans hold more beyond its calls ran work there, outside its calls' events (a
-  // kernel of another stream beside a barrier delays the flush after it, which holds the whole
-  // GPU): by its own clock, that excess counts in each of its blocks. (The wall-clock holds it
-  // anyway.)
-  const double gap_excess = charged(
-      paired_excess(blocks, event_resolution_ms, [](const block_record& b) { return b.gap_ms; }), t.flags,
+// A block's span on the set's own clock, from the end of the GPU's wait to its last call, holds
+// the calls and, between them, barriers and L2 flushes: the same mechanics in both sets. A
+// candidate whose spans hold more beyond its calls ran work there, outside its calls' events
+// (family 5, side stream: a kernel of another stream beside a barrier delays the flush after it,
+// which holds the whole GPU): by its own clock, that excess counts in each of its blocks. (The
+// wall-clock holds it anyway.)
+std::optional<timing_finding> long_span(const trial_blocks& tb, const timing_thresholds& th) {
+  const paired p = paired_excess(tb.all, th, th.event_resolution_ms, [](const block_record& b) { return b.gap_ms; });
+  auto f = excess_finding(
+      p, "timing.span", 5,
       "the candidate's blocks spent {:.3f} ms between and before their calls where the reference's spent {:.3f} "
       "ms (the same barriers and flushes): it ran work there, outside its calls' events, and the {:.3f} ms count "
       "in each of its blocks");
+  if (f) f->charge.own_clock_ms = p.excess;
+  return f;
+}
 
-  // Reference blocks right after a candidate block against those after a reference block. A set
-  // that runs after the other one can be slower for two reasons: work the candidate left running
-  // (only the reference's blocks after the candidate suffer), or the switch itself (cold caches
-  // of a host-bound call: both sets' blocks after the other set's suffer). Either way each set is
-  // then timed by its blocks after a block of its own: that leaves out the reference blocks the
-  // candidate slowed, and keeps in the candidate's the work it left running into its own next
-  // block; discounting the reference's switches alone would charge an honest candidate for them.
-  std::vector<const block_record*> ref_used = ref, cand_used = cand;
-  {
-    auto split = [&](const std::vector<const block_record*>& bs, set_role self) {
-      std::vector<double> after_other, after_self;
-      std::vector<const block_record*> clean;
-      for (const auto* b : bs) {
-        const double per_call = t.wall_clock ? wall_clock_ms(*b) / static_cast<double>(std::max<std::size_t>(1, b->ms.size()))
-                                             : median(b->ms);
-        if (!b->after) continue;
-        if (*b->after == self) {
-          after_self.push_back(per_call);
-          clean.push_back(b);
-        } else {
-          after_other.push_back(per_call);
-        }
-      }
-      return std::tuple{after_other, after_self, clean};
-    };
-    const auto [ref_after_cand, ref_after_ref, ref_clean] = split(ref, set_role::reference);
-    const auto [cand_after_ref, cand_after_cand, cand_clean] = split(cand, set_role::candidate);
-    if (ref_after_cand.size() >= 3 && ref_after_ref.size() >= 3) {
-      const double slow = median(ref_after_cand), fast = median(ref_after_ref);
-      if (slow > 1.03 * fast + 0.005) {
-        const bool cand_too = cand_after_cand.size() >= 3;
-        t.flags.push_back(fmt::format(
-            "reference blocks right after a candidate block took {:.4f} ms per call, those after a reference "
-            "block {:.4f} ms (the candidate's: {} after a reference block, {} after its own): work the candidate "
-            "left running, or the switch between the sets, slowed the reference; only blocks after a block of "
-            "the same set count{}",
-            slow, fast, cand_after_ref.empty() ? std::string("-") : fmt::format("{:.4f}", median(cand_after_ref)),
-            cand_after_cand.empty() ? std::string("-") : fmt::format("{:.4f}", median(cand_after_cand)),
-            cand_too ? "" : " (the reference's only: too few candidate blocks after its own)"));
-        ref_used = ref_clean;
-        if (cand_too) cand_used = cand_clean;
-      }
+// Reference blocks right after a candidate block against those after a reference block. A set
+// that runs after the other one can be slower for two reasons: work the candidate left running
+// (family 6, background worker: only the reference's blocks after the candidate suffer), or the
+// switch itself (cold caches of a host-bound call: both sets' blocks after the other set's
+// suffer). Either way each set is then timed by its blocks after a block of its own: that leaves
+// out the reference blocks the candidate slowed, and keeps in the candidate's the work it left
+// running into its own next block; discounting the reference's switches alone would charge an
+// honest candidate for them. Per call by the clock `so_far` times them with.
+std::optional<timing_finding> after_switch(const trial_blocks& tb, const timing_thresholds& th,
+                                           const timing_charge& so_far) {
+  auto split = [&](const std::vector<const block_record*>& bs, set_role self) {
+    std::vector<double> after_other, after_self;
+    for (const auto* b : bs) {
+      if (!b->after) continue;
+      const double per_call =
+          so_far.wall_clock
+              ? wall_clock_ms(tb, *b, so_far) / static_cast<double>(std::max<std::size_t>(1, b->ms.size()))
+              : median(b->ms);
+      (*b->after == self ? after_self : after_other).push_back(per_call);
     }
-  }
+    return std::pair{after_other, after_self};
+  };
+  const auto [ref_after_cand, ref_after_ref] = split(tb.ref, set_role::reference);
+  const auto [cand_after_ref, cand_after_cand] = split(tb.cand, set_role::candidate);
+  if (ref_after_cand.size() < th.min_samples || ref_after_ref.size() < th.min_samples) return std::nullopt;
+  const double slow = median(ref_after_cand), fast = median(ref_after_ref);
+  if (!(slow > th.after_switch_ratio * fast + th.after_switch_floor_ms)) return std::nullopt;
+  const bool cand_too = cand_after_cand.size() >= th.min_samples;
+  auto or_dash = [](const std::vector<double>& v) {
+    return v.empty() ? std::string("-") : fmt::format("{:.4f}", median(v));
+  };
+  timing_finding f{"timing.after_switch", 6,
+                   fmt::format("reference blocks right after a candidate block took {:.4f} ms per call, those after "
+                               "a reference block {:.4f} ms (the candidate's: {} after a reference block, {} after "
+                               "its own): work the candidate left running, or the switch between the sets, slowed "
+                               "the reference; only blocks after a block of the same set count{}",
+                               slow, fast, or_dash(cand_after_ref), or_dash(cand_after_cand),
+                               cand_too ? "" : " (the reference's only: too few candidate blocks after its own)"),
+                   {}};
+  f.charge.reference_after_own_only = true;
+  f.charge.candidate_after_own_only = cand_too;
+  return f;
+}
 
-  // A block's calls have inputs of their own, all of them made before its first call: a candidate
-  // can find the others' and do their work in one call, batched (one collective for all), the
-  // others then served from it. The longest call's share of its block shows it: about 1/n for an
-  // honest block of n calls, near 1 for such a one. Above twice the reference's share (and 2/n),
-  // each of the candidate's calls counts as its block's longest.
+// A block's calls have inputs of their own, all of them made before its first call: a candidate
+// can find the others' and do their work in one call, batched (family 4, batch-and-skip: one
+// collective for all), the others then served from it. The longest call's share of its block
+// shows it: about 1/n for an honest block of n calls, near 1 for such a one. Far above the
+// reference's share (and an even split's), each of the candidate's calls counts as its block's
+// longest.
+std::optional<timing_finding> batching(const trial_blocks& tb, const timing_thresholds& th) {
   auto longest_share = [](const std::vector<const block_record*>& bs) {
     std::vector<double> v;
     for (const auto* b : bs)
-      if (const double s = sum(b->ms); b->ms.size() > 1 && s > 0)
-        v.push_back(longest(b->ms) / s);
+      if (const double s = sum(b->ms); b->ms.size() > 1 && s > 0) v.push_back(longest(b->ms) / s);
     return median(v);
   };
-  const double ref_share = longest_share(ref), cand_share = longest_share(cand);
-  const double block_size = static_cast<double>(cand.front()->ms.size());
-  const bool lumped = block_size > 1 && cand_share > 2 * ref_share && cand_share > 2 / block_size;
-  if (lumped)
-    t.flags.push_back(fmt::format(
-        "the candidate's longest call took {:.0f}% of its block's time where the reference's took {:.0f}% (blocks "
-        "of {} calls): it did several calls' work in one, and each of its calls counts as its block's longest",
-        100 * cand_share, 100 * ref_share, static_cast<int>(block_size)));
+  const double ref_share = longest_share(tb.ref), cand_share = longest_share(tb.cand);
+  const double block_size = static_cast<double>(tb.cand.front()->ms.size());
+  if (!(block_size > 1 && cand_share > th.batch_share_ratio * ref_share &&
+        cand_share > th.batch_share_ratio / block_size))
+    return std::nullopt;
+  timing_finding f{"timing.batching", 4,
+                   fmt::format("the candidate's longest call took {:.0f}% of its block's time where the reference's "
+                               "took {:.0f}% (blocks of {} calls): it did several calls' work in one, and each of "
+                               "its calls counts as its block's longest",
+                               100 * cand_share, 100 * ref_share, static_cast<int>(block_size)),
+                   {}};
+  f.charge.longest_call = true;
+  return f;
+}
 
-  // A call's time is its block's mean: work moved from one call of a block into another counts
-  // where it was done.
-  auto calls = [&](const std::vector<const block_record*>& bs) {
-    std::vector<double> out;
-    for (const auto* b : bs) {
-      const double n = static_cast<double>(std::max<std::size_t>(1, b->ms.size()));
-      const bool cand_block = b->who == set_role::candidate;
-      const double own = sum(b->ms) + (cand_block ? gap_excess : 0.0);
-      double each = ((t.wall_clock ? wall_clock_ms(*b) : own) + (cand_block ? prepare_excess : 0.0)) / n;
-      if (cand_block && lumped) each = std::max(each, longest(b->ms));
-      out.insert(out.end(), b->ms.size(), each);
-    }
-    return out;
+// The blocks of `bs` that count: those after a block of their own set where `after_own_only`.
+std::vector<const block_record*> counted(const std::vector<const block_record*>& bs, set_role self,
+                                         bool after_own_only) {
+  if (!after_own_only) return bs;
+  std::vector<const block_record*> out;
+  for (const auto* b : bs)
+    if (b->after && *b->after == self) out.push_back(b);
+  return out;
+}
+
+// A call's time is its block's mean, with what `c` charges the candidate's blocks: work moved from
+// one call of a block into another counts where it was done.
+std::vector<double> call_times(const trial_blocks& tb, const std::vector<const block_record*>& bs,
+                               const timing_charge& c) {
+  std::vector<double> out;
+  for (const auto* b : bs) {
+    const double n = static_cast<double>(std::max<std::size_t>(1, b->ms.size()));
+    const bool cand_block = b->who == set_role::candidate;
+    const double own = sum(b->ms) + (cand_block ? c.own_clock_ms : 0.0);
+    double each = ((c.wall_clock ? wall_clock_ms(tb, *b, c) : own) + (cand_block ? c.block_ms : 0.0)) / n;
+    if (cand_block && c.longest_call) each = std::max(each, longest(b->ms));
+    out.insert(out.end(), b->ms.size(), each);
+  }
+  return out;
+}
+
+}  // namespace
+
+trial_timing judge_timing(const std::vector<block_record>& blocks, const timing_thresholds& th) {
+  trial_timing t;
+  trial_blocks tb{blocks, blocks_of(blocks, set_role::reference), blocks_of(blocks, set_role::candidate), {}, 0, 0};
+  for (const auto& b : blocks)
+    if (b.null) tb.null_walls.push_back(b.wall_ms);
+  tb.null_wall = median(tb.null_walls);
+  // How far a block's wall-clock moves with no call in it (the null blocks, on the judge's clock),
+  // at least the clock's jitter.
+  tb.noise_ms = std::max(th.block_jitter_ms, spread(tb.null_walls));
+  if (tb.ref.empty() || tb.cand.empty()) return t;
+
+  // The checks in order: a later one reads the clock the earlier ones chose.
+  timing_charge charge;
+  auto take = [&](std::optional<timing_finding> f) {
+    if (!f) return;
+    charge.add(f->charge);
+    t.flags.push_back(std::move(*f));
   };
-  t.reference_ms = calls(ref_used);
-  t.candidate_ms = calls(cand_used);
+  take(late_commit(tb, th));
+  take(own_clock(tb, th, charge));
+  take(slow_build(tb, th));
+  take(long_span(tb, th));
+  take(after_switch(tb, th, charge));
+  take(batching(tb, th));
+
+  t.wall_clock = charge.wall_clock;
+  t.reference_ms = call_times(tb, counted(tb.ref, set_role::reference, charge.reference_after_own_only), charge);
+  t.candidate_ms = call_times(tb, counted(tb.cand, set_role::candidate, charge.candidate_after_own_only), charge);
   return t;
 }
 

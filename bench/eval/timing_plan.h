@@ -7,28 +7,33 @@
 // when the set is the candidate's) and its own wall-clock from sending the block to the last rank's
 // answer, which follows a device-wide synchronisation in every rank. A null block (the reference's
 // set running the block's mechanics with no call) gives the part of the wall-clock that is not the
-// calls. Two cross-checks follow:
-// - a candidate whose own clock reports far less than the wall-clock implies (a patched timer, work
-//   left on another stream or thread) is timed by the wall-clock instead, for both sets alike;
-// - reference blocks that directly follow a candidate block must not be slower than those that
-//   follow a reference block (work a candidate left running on the GPUs would slow the reference
-//   and inflate the speedup); if they are, only the latter count;
-// - after each timed block both sets commit to its outputs (output_commit.h), the same work for
-//   outputs of the same size: a candidate whose commits take much longer made its outputs only then,
-//   and the excess counts in its blocks' wall-clock;
-// - a block's span on the set's own clock (from the end of the GPU's wait to its last call) less
-//   its calls holds the barriers and flushes, the same in both sets: a candidate's excess there is
-//   work run outside its calls' events, and counts in its blocks;
-// - before each pair both sets build the inputs of their next block, one set at a time, the same
-//   generator on the same seeds: a candidate whose builds take longer beyond the readings' noise
-//   did work there, ahead of its block (its answers computed while the inputs were made), and the
-//   excess counts in each of its blocks, by either clock.
-// A call's time is the mean of its block: the five calls of a block have independent inputs, so
-// work shifted between them still counts in full; a candidate whose longest call holds far more of
-// its block's time than the reference's did several calls' work in one, batched (all of a block's
-// inputs exist before its first call), and each of its calls counts as its block's longest.
+// calls. Six cross-checks follow, in the order they run; each is a function with a stable id (the
+// timing_finding it returns), the hack family of docs/integrity.md it answers, and its thresholds
+// in timing_thresholds:
+// - timing.late_commit (family 7): after each timed block both sets commit to its outputs
+//   (output_commit.h), the same work for outputs of the same size: a candidate whose commits take
+//   much longer made its outputs only then, and the excess counts in its blocks' wall-clock;
+// - timing.own_clock (family 8): a candidate whose own clock reports far less than the wall-clock
+//   implies (a patched timer, work left on another stream or thread) is timed by the wall-clock
+//   instead, for both sets alike;
+// - timing.build (family 4): before each pair both sets build the inputs of their next block, one
+//   set at a time, the same generator on the same seeds: a candidate whose builds take longer
+//   beyond the readings' noise did work there, ahead of its block (its answers computed while the
+//   inputs were made), and the excess counts in each of its blocks, by either clock;
+// - timing.span (family 5): a block's span on the set's own clock (from the end of the GPU's wait
+//   to its last call) less its calls holds the barriers and flushes, the same in both sets: a
+//   candidate's excess there is work run outside its calls' events, and counts in its blocks;
+// - timing.after_switch (family 6): reference blocks that directly follow a candidate block must
+//   not be slower than those that follow a reference block (work a candidate left running on the
+//   GPUs would slow the reference and inflate the speedup); if they are, only the latter count;
+// - timing.batching (family 4): a call's time is the mean of its block (the five calls of a block
+//   have independent inputs, so work shifted between them still counts in full); a candidate whose
+//   longest call holds far more of its block's time than the reference's did several calls' work
+//   in one, batched (all of a block's inputs exist before its first call), and each of its calls
+//   counts as its block's longest.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,14 +86,65 @@ double hold_ms(const std::vector<block_record>& warmup);
 /// How many timed pairs: at least min_calls calls and min_ms of calls per set, at most max_calls.
 int timed_pairs(const std::vector<block_record>& warmup, const timing_options& o);
 
+/// How far a candidate's figure may stand from the reference's before a cross-check charges it:
+/// ratios leave room for two honest sets' spread on the same GPUs, floors (ms) for what a clock
+/// cannot resolve. Every threshold of the cross-checks is here, and only here.
+struct timing_thresholds {
+  /// The judge's clock of one block jitters by tens of microseconds (a round trip).
+  double block_jitter_ms = 0.02;
+  /// What a set's own clock resolves within a block (CUDA events: about half a microsecond).
+  double event_resolution_ms = 0.002;
+  /// A paired excess (builds, spans) counts beyond this many standard errors of its median.
+  double standard_errors = 3;
+  /// Fewer timed pairs, or blocks on one side of a switch, than this decide nothing.
+  std::size_t min_samples = 3;
+  /// timing.late_commit: the candidate's median commit beyond this times the reference's, plus
+  /// late_commit_floor_ms.
+  double late_commit_ratio = 1.25;
+  double late_commit_floor_ms = 0.05;
+  /// timing.own_clock: the candidate's wall-clock beyond this times its own clock and the
+  /// reference's ratio of the two (plus block_jitter_ms).
+  double own_clock_ratio = 1.2;
+  /// timing.after_switch: reference calls after a candidate block beyond this times those after a
+  /// reference block, plus after_switch_floor_ms.
+  double after_switch_ratio = 1.03;
+  double after_switch_floor_ms = 0.005;
+  /// timing.batching: the candidate's longest call's share of its block beyond this times the
+  /// reference's, and this times an even split's (1/n).
+  double batch_share_ratio = 2;
+};
+
+/// What a cross-check charges the candidate with; the default charges nothing.
+struct timing_charge {
+  bool wall_clock = false;                    ///< both sets are timed by the judge's wall-clock
+  std::optional<double> commit_allowance_ms;  ///< a candidate block's commit beyond this counts in its wall-clock
+  double block_ms = 0;                        ///< counts in each candidate block, by either clock
+  double own_clock_ms = 0;                    ///< counts in each candidate block's own clock
+  bool reference_after_own_only = false;      ///< only reference blocks after a reference block count
+  bool candidate_after_own_only = false;      ///< only candidate blocks after a candidate block count
+  bool longest_call = false;                  ///< each candidate call counts as its block's longest
+
+  /// Both charges at once.
+  void add(const timing_charge& other);
+};
+
+/// What one timing check found: its stable id (tests and docs/integrity.md name checks by it), the
+/// hack family of docs/integrity.md it answers, the flag in words for the report, and the charge.
+struct timing_finding {
+  std::string id;
+  int family = 0;
+  std::string flag;
+  timing_charge charge;
+};
+
 /// The trial's timing as judged.
 struct trial_timing {
   std::vector<double> reference_ms, candidate_ms;  ///< per call (its block's mean)
-  bool wall_clock = false;         ///< the judge's wall-clock replaced the sets' own clocks
-  std::vector<std::string> flags;  ///< what the cross-checks found, in words
+  bool wall_clock = false;            ///< the judge's wall-clock replaced the sets' own clocks
+  std::vector<timing_finding> flags;  ///< what the cross-checks found
 };
 
 /// Reads the timed and null blocks of one trial.
-trial_timing judge_timing(const std::vector<block_record>& blocks);
+trial_timing judge_timing(const std::vector<block_record>& blocks, const timing_thresholds& th = {});
 
 }  // namespace pk::bench

@@ -71,7 +71,7 @@ TEST(timing_plan, a_clock_that_reports_nothing_is_replaced_by_the_wall_clock) {
   const trial_timing t = judge_timing(trial(0.040, 0.040, 0.0001));
   EXPECT_TRUE(t.wall_clock);
   ASSERT_EQ(t.flags.size(), 1u);
-  EXPECT_NE(t.flags[0].find("own clock"), std::string::npos);
+  EXPECT_EQ(t.flags[0].id, "timing.own_clock");
   EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 1e-9);
 }
 
@@ -86,7 +86,7 @@ TEST(timing_plan, leftover_work_that_slows_the_next_reference_block_is_discounte
   // The candidate returns early; its work runs on into the reference block that follows.
   const trial_timing t = judge_timing(trial(0.040, 0.010, 0.010, 1.0, 0.040));
   ASSERT_FALSE(t.flags.empty());
-  EXPECT_NE(t.flags.back().find("left running"), std::string::npos);
+  EXPECT_EQ(t.flags.back().id, "timing.after_switch");
   EXPECT_DOUBLE_EQ(median(t.reference_ms), 0.040) << "only reference blocks after reference blocks count";
 }
 
@@ -103,7 +103,7 @@ TEST(timing_plan, a_switch_that_slows_both_sets_is_no_speedup) {
   // A host-bound call runs 25% slower right after the other set's block, whichever set it is.
   const trial_timing t = judge_timing(trial(0.040, 0.040, 0.040, 1.0, 0, 0.010));
   ASSERT_FALSE(t.flags.empty());
-  EXPECT_NE(t.flags.back().find("switch between the sets"), std::string::npos);
+  EXPECT_EQ(t.flags.back().id, "timing.after_switch");
   EXPECT_NEAR(mean(t.reference_ms), 0.040, 1e-12);
   EXPECT_NEAR(mean(t.candidate_ms), 0.040, 1e-12);
 }
@@ -158,7 +158,7 @@ TEST(timing_plan, outputs_made_only_when_committed_to_count_in_the_block) {
   const trial_timing t = judge_timing(bs);
   EXPECT_TRUE(t.wall_clock);
   ASSERT_FALSE(t.flags.empty());
-  EXPECT_NE(t.flags[0].find("commits"), std::string::npos) << t.flags[0];
+  EXPECT_EQ(t.flags[0].id, "timing.late_commit") << t.flags[0].flag;
   EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 0.01);
 }
 
@@ -169,6 +169,21 @@ TEST(timing_plan, commits_as_long_as_the_references_change_nothing) {
   EXPECT_FALSE(t.wall_clock);
   EXPECT_TRUE(t.flags.empty());
   EXPECT_DOUBLE_EQ(median(t.candidate_ms), 0.020);
+}
+
+TEST(timing_plan, a_check_reads_its_thresholds_from_the_one_struct) {
+  // Commits 10% longer pass the default thresholds; thresholds tightened to 5% and no floor charge them.
+  auto bs = trial(0.040, 0.020, 0.020);
+  with_commits(bs, 0.100, 0.110);
+  timing_thresholds tight;
+  tight.late_commit_ratio = 1.05;
+  tight.late_commit_floor_ms = 0;
+  const trial_timing t = judge_timing(bs, tight);
+  EXPECT_TRUE(t.wall_clock);
+  ASSERT_EQ(t.flags.size(), 1u);
+  EXPECT_EQ(t.flags[0].id, "timing.late_commit") << t.flags[0].flag;
+  EXPECT_EQ(t.flags[0].family, 7) << "lazy / subclass output, docs/integrity.md";
+  EXPECT_TRUE(t.flags[0].charge.commit_allowance_ms.has_value());
 }
 
 // Each set's time to build a block's inputs, on the judge's clock: `base` ms with a spread of
@@ -189,7 +204,7 @@ TEST(timing_plan, work_done_while_the_inputs_were_built_counts_in_the_block) {
   with_prepares(bs, 3.9, 0.05, 5 * 0.040);
   const trial_timing t = judge_timing(bs);
   ASSERT_EQ(t.flags.size(), 1u);
-  EXPECT_NE(t.flags[0].find("building a block's inputs"), std::string::npos) << t.flags[0];
+  EXPECT_EQ(t.flags[0].id, "timing.build") << t.flags[0].flag;
   // Recovered to within the builds' spread (their medians move by about 10 us here).
   EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 0.08);
 }
@@ -198,7 +213,7 @@ TEST(timing_plan, builds_as_long_as_the_references_change_nothing) {
   auto bs = trial(0.040, 0.020, 0.020);
   with_prepares(bs, 3.9, 0.05, 0.003);  // a few microseconds apart: well within the readings' spread
   const trial_timing t = judge_timing(bs);
-  EXPECT_TRUE(t.flags.empty()) << t.flags[0];
+  EXPECT_TRUE(t.flags.empty()) << t.flags[0].flag;
   EXPECT_DOUBLE_EQ(median(t.candidate_ms), 0.020);
 }
 
@@ -209,7 +224,7 @@ TEST(timing_plan, work_hidden_in_builds_is_found_under_a_load_that_slows_both_se
   with_prepares(bs, 190, 2, 30, 60);
   const trial_timing t = judge_timing(bs);
   ASSERT_FALSE(t.flags.empty());
-  EXPECT_NE(t.flags.back().find("building a block's inputs"), std::string::npos) << t.flags.back();
+  EXPECT_EQ(t.flags.back().id, "timing.build") << t.flags.back().flag;
   EXPECT_GT(median(t.candidate_ms), 0.01 + 25.0 / 5);
 }
 
@@ -219,6 +234,7 @@ TEST(timing_plan, a_steady_excess_in_building_counts_even_when_small) {
   with_prepares(bs, 3.9, 0.001, 0.030);
   const trial_timing t = judge_timing(bs);
   ASSERT_EQ(t.flags.size(), 1u);
+  EXPECT_EQ(t.flags[0].id, "timing.build") << t.flags[0].flag;
   EXPECT_NEAR(median(t.candidate_ms), 0.034 + 0.030 / 5, 1e-3);
 }
 
@@ -274,14 +290,14 @@ TEST(timing_plan, work_between_a_candidate_s_calls_counts_in_its_blocks) {
   const trial_timing t = judge_timing(bs);
   EXPECT_FALSE(t.wall_clock);
   ASSERT_FALSE(t.flags.empty());
-  EXPECT_NE(t.flags.back().find("between and before their calls"), std::string::npos) << t.flags.back();
+  EXPECT_EQ(t.flags.back().id, "timing.span") << t.flags.back().flag;
   EXPECT_NEAR(median(t.reference_ms) / median(t.candidate_ms), 1.0, 0.01);
 
   // Without the spans it would have read 1.11x; with equal spans (and their noise) nothing is flagged.
   auto honest = trial(0.400, 0.400, 0.400);
   with_gaps(honest, 0.150, 0.150, 0.02);
   const trial_timing h = judge_timing(honest);
-  EXPECT_TRUE(h.flags.empty()) << h.flags.front();
+  EXPECT_TRUE(h.flags.empty()) << h.flags.front().flag;
   EXPECT_NEAR(median(h.reference_ms) / median(h.candidate_ms), 1.0, 1e-9);
 }
 
@@ -297,13 +313,13 @@ TEST(timing_plan, work_of_a_block_done_in_one_call_counts_as_its_longest_call) {
   // Five calls of 40 us batched into one of 120 us: a mean of 24.8 us per call.
   const auto batched = judge_timing(lump(trial(0.040, 0.0248, 0.0248), 0.120, 0.001));
   ASSERT_FALSE(batched.flags.empty());
-  EXPECT_NE(batched.flags.back().find("several calls' work in one"), std::string::npos) << batched.flags.back();
+  EXPECT_EQ(batched.flags.back().id, "timing.batching") << batched.flags.back().flag;
   EXPECT_NEAR(median(batched.candidate_ms), 0.120, 1e-9);
   EXPECT_LT(median(batched.reference_ms) / median(batched.candidate_ms), 1.0);
 
   // Calls that vary (one of five twice as long as the others) are no such thing.
   const auto uneven = judge_timing(lump(trial(0.040, 0.040, 0.040), 0.066, 0.0335));
-  EXPECT_TRUE(uneven.flags.empty()) << uneven.flags.front();
+  EXPECT_TRUE(uneven.flags.empty()) << uneven.flags.front().flag;
   EXPECT_NEAR(median(uneven.candidate_ms), 0.040, 1e-9);
 }
 

@@ -1,0 +1,84 @@
+#include "bench/eval/verdict_ladder.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "bench/eval/evaluate.h"
+
+namespace pk::bench {
+
+namespace {
+
+ladder_verdict forbidden(verdict_rung rung, forbidden_reason reason, std::string message) {
+  return {rung, {verdict::forbidden, reason, std::move(message), ""}};
+}
+
+// The first failing rank of the judged trials, by `failed` (forged, or not ok).
+template <class Failed>
+std::optional<std::string> first_failure(const eval_report& rep, Failed failed) {
+  for (const auto& t : rep.trials)
+    for (const auto& c : t.ranks)
+      if (failed(c)) return fmt::format("trial {}, rank {}: {}", t.trial, c.rank, c.message);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string to_string(verdict_rung r) {
+  switch (r) {
+    case verdict_rung::source_scan: return "source scan";
+    case verdict_rung::guard_refusal: return "guard refusal";
+    case verdict_rung::post_run_scan: return "post-run scan";
+    case verdict_rung::background: return "background";
+    case verdict_rung::set_failure: return "set failure";
+    case verdict_rung::forged_record: return "forged record";
+    case verdict_rung::mismatch: return "mismatch";
+    case verdict_rung::correct: return "correct";
+  }
+  throw std::logic_error("verdict_rung out of range");
+}
+
+ladder_verdict decide_verdict(const verdict_evidence& e) {
+  if (!e.source_multicast.empty())
+    return forbidden(verdict_rung::source_scan, forbidden_reason::multicast,
+                     "refused before running. " + e.source_multicast);
+  if (!e.post_run_multicast || !e.judge_records)
+    throw std::logic_error("decide_verdict: the source scan found nothing, but there is no run to judge");
+  if (!e.guard_refusals.empty())
+    return forbidden(verdict_rung::guard_refusal, forbidden_reason::multicast,
+                     "the run-time guard refused NVLink multicast in the candidate's processes (nothing reached "
+                     "the GPU): " + e.guard_refusals);
+  if (const std::string found = e.post_run_multicast(); !found.empty())
+    return forbidden(verdict_rung::post_run_scan, forbidden_reason::multicast,
+                     "found in what the candidate's run produced. " + found);
+  if (!e.background.empty()) {
+    std::string what;
+    for (const auto& b : e.background) what += (what.empty() ? "" : "; ") + b;
+    return forbidden(verdict_rung::background, forbidden_reason::background,
+                     "the candidate left work running after its calls (a solution must finish its work before it "
+                     "returns, and start no process or thread that outlives the call): " + what);
+  }
+  if (e.failure) {
+    const rank_set_ending none;
+    const rank_set_ending& ending = e.failure->ending ? *e.failure->ending : none;
+    // The input generator failed before any candidate code ran: the problem is broken, not the
+    // candidate.
+    const bool generator = e.failure->failure.what == rank_failure::kind::reported &&
+                           e.failure->failure.worker_kind == "generator_error";
+    if (e.failure->set == set_role::reference || generator)
+      throw evaluation_error(
+          fmt::format("the reference of problem {} failed: {}", e.problem, describe(e.failure->failure, ending)));
+    return {verdict_rung::set_failure, verdict_for(e.failure->failure, ending)};
+  }
+  const eval_report& rep = e.judge_records();
+  if (auto forged = first_failure(rep, [](const rank_check& c) { return c.forged; }))
+    return forbidden(verdict_rung::forged_record, forbidden_reason::tampering, *forged);
+  if (auto wrong = first_failure(rep, [](const rank_check& c) { return !c.ok; }))
+    return {verdict_rung::mismatch, {verdict::mismatch, forbidden_reason::none, *wrong, ""}};
+  return {verdict_rung::correct,
+          {verdict::correct, forbidden_reason::none, e.perf && !rep.speedup ? "timings missing from the run" : "",
+           ""}};
+}
+
+}  // namespace pk::bench
