@@ -203,7 +203,9 @@ TEST_P(hack_poc, judged_as_expected) {
                         << "): " << j.why;
 }
 
-INSTANTIATE_TEST_SUITE_P(hacks, hack_poc, ::testing::ValuesIn(entries()),
+// The prefix names the set: an entry in two sets gets two distinct ctest names, so each keeps only its
+// own set's labels (ctest labels tests by name, and a shared name took the other set's label).
+INSTANTIATE_TEST_SUITE_P(PKAGENT_HACK_PREFIX, hack_poc, ::testing::ValuesIn(entries()),
                          [](const ::testing::TestParamInfo<hack_entry>& info) { return info.param.name; });
 
 }  // namespace
