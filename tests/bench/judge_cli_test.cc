@@ -1,6 +1,7 @@
 // `pkagent eval` end to end on CPU (gloo, two ranks, in the bwrap sandbox): the judge's verdict
 // and message for a correct candidate and for each kind of broken one, and the CLI's refusals of
 // bad input. Candidates are in candidates/.
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -188,6 +189,26 @@ TEST(judge_cli, problems_lists_the_suite_with_bounds) {
   // 2 (W-1)/W M N E bytes over 396 GB/s at W=2: 2*0.5*1024*1024*2 / 396e9.
   EXPECT_NEAR(list[0]["roofline"]["seconds"].get<double>(), 2.0 * 1024 * 1024 / 396e9, 1e-9);
   EXPECT_EQ(list[0]["roofline"]["limiter"], "link");
+}
+
+// Some problems are not defined at one rank (their formulas need W >= 2): listing at W = 1 gives
+// those no bound rather than refusing the suite over one formula's value there.
+TEST(judge_cli, problems_at_a_world_some_lack_list_them_without_a_bound) {
+  const auto r = run_pkagent({"problems", "--json", "--world", "1"}, cache_dir());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto list = nlohmann::json::parse(r.out);
+  int bound = 0, unbound = 0;
+  for (const auto& p : list) {
+    const auto& w = p["world_sizes"];
+    const bool at_one = std::find(w.begin(), w.end(), 1) != w.end();
+    EXPECT_EQ(p["roofline"].is_null(), !at_one) << p["stem"];
+    (at_one ? bound : unbound) += 1;
+  }
+  EXPECT_GT(bound, 0);
+  EXPECT_GT(unbound, 0);
+  const auto text = run_pkagent({"problems", "--world", "1"}, cache_dir());
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("no W=1"), std::string::npos) << text.out;
 }
 
 }  // namespace
