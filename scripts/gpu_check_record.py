@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/gpu-check's summary: reads what its parts left in OUT (parts.tsv, ctest-gpu.xml, the
-episode's transcript) and writes OUT/gpu-check.json and OUT/gpu-status.md, the page that
+references' runs, the episode's transcript) and writes OUT/gpu-check.json and OUT/gpu-status.md, the page that
 docs/gpu-status.md holds. Only the standard library: it runs with any python3 on a GPU host."""
 from __future__ import annotations
 
@@ -103,6 +103,35 @@ def read_episode(out: Path) -> dict | None:
             "outcome": outcome, "final": final}
 
 
+def read_references(out: Path) -> list[dict]:
+    """Per world size, each reference judged as its own candidate: its verdict and speedup, and the
+    speedup of every trial with the judge's timing flags (self against self should read 1.00)."""
+    worlds = []
+    for run in sorted((d for d in out.glob("references-w*") if d.is_dir()), key=lambda d: int(d.name.removeprefix("references-w") or 0)):
+        rows = []
+        results = run / "results.jsonl"
+        for line in (results.read_text().splitlines() if results.exists() else []):
+            r = json.loads(line)
+            stem = f"{r['problem']['id']}_{r['problem']['stem']}"
+            final = run / "episodes" / stem / f"sample-{r.get('sample', 0)}" / "final_eval.json"
+            ev = json.loads(final.read_text()) if final.exists() else {}
+            trials = [t["speedup"] for t in ev.get("trials", []) if isinstance(t.get("speedup"), (int, float))]
+            rows.append({"problem": stem, "verdict": r.get("verdict"), "speedup": r.get("speedup"),
+                         "noise": r.get("noise"), "trials": trials, "flags": len(ev.get("timing_flags") or []),
+                         "wall_seconds": ev.get("wall_seconds")})
+        trials = [t for row in rows for t in row["trials"]]
+        undefined = run.with_name(run.name + ".undefined")
+        not_defined = [dict(zip(("problem", "needs_gpus"), l.split("\t"))) for l in
+                       (undefined.read_text().splitlines() if undefined.exists() else []) if l.strip()]
+        worlds.append({"world": int(run.name.removeprefix("references-w")), "problems": len(rows),
+                       "not_defined": not_defined,
+                       "correct": sum(row["verdict"] == "correct" for row in rows),
+                       "trials": len(trials), "trials_in_2_percent": sum(0.98 <= t <= 1.02 for t in trials),
+                       "trial_min": min(trials, default=None), "trial_max": max(trials, default=None),
+                       "flagged": sum(row["flags"] > 0 for row in rows), "rows": rows})
+    return worlds
+
+
 def parts_table(out: Path, asked: list[str]) -> dict:
     done = {}
     tsv = out / "parts.tsv"
@@ -111,7 +140,7 @@ def parts_table(out: Path, asked: list[str]) -> dict:
             name, result, seconds = row.split("\t")
             done[name] = {"result": result, "seconds": float(seconds)}
     return {p: done.get(p, {"result": "not run" if p not in asked else "not reached", "seconds": 0.0})
-            for p in ("build", "ctest", "episode")}
+            for p in ("build", "ctest", "references", "episode")}
 
 
 def fenced(text: str, lines: int = 60) -> str:
@@ -142,6 +171,20 @@ def markdown(r: dict) -> str:
         other = [t for t in c["tests"] if t["result"] == "skipped" and "needs_gpus" not in t]
         if other:
             md += ["Skipped for another reason:", ""] + [f"- `{t['name']}`: {t['why']}" for t in other] + [""]
+    for w in r.get("references") or []:
+        md += ["", f"## Each reference as its own candidate at W={w['world']}, timed", "",
+               f"{w['problems']} problems: **{w['correct']} correct**. {w['trials']} trials of self against self: "
+               f"{w['trials_in_2_percent']} within [0.98, 1.02], from {w['trial_min'] or 0:.3f} to "
+               f"{w['trial_max'] or 0:.3f}; the judge flagged the timing of {w['flagged']} problems "
+               "(honest timing is an open issue: these are the figures it starts from).", "",
+               "<details><summary>Per problem</summary>", "",
+               "| problem | verdict | speedup | trials | flags | seconds |", "|---|---|---|---|---|---|"]
+        for row in w["rows"]:
+            t = ", ".join(f"{x:.3f}" for x in row["trials"])
+            sp = f"{row['speedup']:.3f}" if isinstance(row["speedup"], (int, float)) else "-"
+            md += [f"| {row['problem']} | {row['verdict']} | {sp} | {t} | {row['flags']} | "
+                   f"{row['wall_seconds'] or 0:.0f} |"]
+        md += ["", "</details>", ""]
     e = r.get("episode")
     if e:
         md += ["## One scripted agent episode (check, profile, bench, submit)", ""]
@@ -156,9 +199,12 @@ def markdown(r: dict) -> str:
                    f"{f.get('wall_seconds') or 0:.0f} s in all.", ""]
     needs = [t for t in (c["tests"] if c else []) if "needs_gpus" in t]
     md += ["## Not run here", ""]
+    for w in r.get("references") or []:
+        md += [f"- problem {u['problem']}'s reference: not run here: needs {u['needs_gpus']} GPUs (not defined at "
+               f"W={w['world']})" for u in w["not_defined"]]
     if needs:
         md += [f"- `{t['name']}`: not run here: needs {t['needs_gpus']} GPUs" for t in needs]
-    else:
+    elif not any(w["not_defined"] for w in r.get("references") or []):
         md += ["- nothing the `gpu` label holds"]
     return "\n".join(md) + "\n"
 
@@ -173,7 +219,7 @@ def main() -> None:
     host["name"] = socket.gethostname()
     r = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": a.commit,
          "host": host, "parts": parts_table(a.out, a.parts.split(",")), "ctest": read_ctest(a.out / "ctest-gpu.xml"),
-         "episode": read_episode(a.out)}
+         "references": read_references(a.out), "episode": read_episode(a.out)}
     (a.out / "gpu-check.json").write_text(json.dumps(r, indent=1) + "\n")
     (a.out / "gpu-status.md").write_text(markdown(r))
 
