@@ -174,7 +174,7 @@ TEST(judge_cli, bad_input_is_refused_with_the_fix) {
   expect_refusal({"eval", "--problem", "1", "--solution", "/nonexistent/sol.py", "--device", "cpu"},
                  "solution file /nonexistent/sol.py does not exist");
   expect_refusal({"eval", "--problem", "1", "--solution", good, "--device", "cpu", "--world", "3"},
-                 "problem 1_allreduce does not support world size 3: use --world with one of 2, 4, 8");
+                 "problem 1_allreduce does not support world size 3: use --world with one of 1, 2, 4, 8");
   expect_refusal({"eval", "--problem", "1", "--solution", good, "--device", "cuda", "--world", "8"},
                  "world size 8 needs 8 GPUs but this machine has");
 }
