@@ -32,7 +32,7 @@ class InputError(Exception):
 
 
 class Problem:
-    """The plan's "problem" object (bench/eval/problem.h, worker_plan)."""
+    """The plan's "problem" object (bench/eval/worker_plan.h)."""
 
     def __init__(self, d):
         self.id = int(d["id"])
@@ -277,7 +277,7 @@ def check_args(problem, args, ctx):
 
 
 # ---------------------------------------------------------------------------------------------------
-# Records for the judge. Leaves are visited in the judge's order (bench/eval/compare.cc, input_leaves):
+# Records for the judge. Leaves are visited in the judge's order (bench/eval/tensor_compare.cc, input_leaves):
 # depth first, dict keys before values, a sparse tensor's indices before its values.
 
 def _too_big(problem, t):

@@ -1,4 +1,4 @@
-#include "bench/eval/hardware_spec.h"
+#include "bench/suite/hardware_spec.h"
 
 #include <stdexcept>
 

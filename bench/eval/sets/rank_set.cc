@@ -1,4 +1,4 @@
-#include "bench/eval/rank_set.h"
+#include "bench/eval/sets/rank_set.h"
 
 #include <poll.h>
 #include <signal.h>

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/eval/compare.h"
+#include "bench/eval/tensor_compare.h"
 #include "bench/eval/tensor_file.h"
 #include "st_writer.h"
 

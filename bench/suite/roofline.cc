@@ -1,11 +1,11 @@
-#include "bench/eval/roofline.h"
+#include "bench/suite/roofline.h"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "bench/eval/formula.h"
+#include "bench/suite/formula.h"
 #include "config/toml_reader.h"
 
 namespace pk::bench {

@@ -1,4 +1,4 @@
-#include "bench/eval/jit_cache.h"
+#include "bench/eval/sets/jit_cache.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/device_kind.h"
-#include "bench/eval/hardware_spec.h"
+#include "bench/suite/hardware_spec.h"
 #include "sandbox/gpu_devices.h"
 #include "sandbox/gpu_topology.h"
 

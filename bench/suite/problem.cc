@@ -1,4 +1,4 @@
-#include "bench/eval/problem.h"
+#include "bench/suite/problem.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,11 +9,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/eval/digest.h"
-#include "bench/eval/formula.h"
-#include "bench/eval/upstream.h"
+#include "bench/digest.h"
 #include "bench/metrics/result.h"
-#include "config/paths.h"
+#include "bench/suite/formula.h"
 #include "config/toml_reader.h"
 
 namespace pk::bench {
@@ -335,38 +333,6 @@ problem load_problem(const fs::path& dir) {
   return p;
 }
 
-std::vector<problem> load_suite(const fs::path& root) {
-  if (!fs::is_directory(root))
-    throw std::invalid_argument(fmt::format("{}: no such problem directory", root.string()));
-  if (fs::is_directory(root / "reference") && !fs::exists(root / "problem.toml")) return load_pkb_suite(root);
-  std::vector<problem> suite;
-  for (const auto& entry : fs::directory_iterator(root))
-    if (entry.is_directory() && fs::exists(entry.path() / "problem.toml"))
-      suite.push_back(load_problem(entry.path()));
-  if (suite.empty())
-    throw std::invalid_argument(fmt::format(
-        "{}: holds no problems: a suite directory has one <id>_<stem>/ directory per problem with a problem.toml "
-        "(docs/problem_format.md), and a ParallelKernelBench checkout has reference/<id>_<stem>.py and {}",
-        root.string(), pkb_generator_file));
-  std::sort(suite.begin(), suite.end(), [](const problem& a, const problem& b) { return a.id < b.id; });
-  for (std::size_t i = 1; i < suite.size(); ++i)
-    if (suite[i].id == suite[i - 1].id)
-      throw config::config_error(fmt::format("{} and {}: two problems with id {}", suite[i - 1].dir.string(),
-                                             suite[i].dir.string(), suite[i].id));
-  return suite;
-}
-
-fs::path default_suite_dir() { return config::data_path("bench/problems"); }
-
-const problem& find_problem(const std::vector<problem>& suite, std::string_view key) {
-  for (const problem& p : suite)
-    if (std::to_string(p.id) == key || p.stem == key || p.name() == key) return p;
-  std::vector<int> ids;
-  for (const problem& p : suite) ids.push_back(p.id);
-  throw std::invalid_argument(fmt::format("unknown problem '{}': the suite has ids {} (see `pkagent problems`)",
-                                          key, fmt::join(ids, ", ")));
-}
-
 std::uint64_t content_hash(const problem& p) {
   digest d;
   std::vector<fs::path> files = {p.dir / "problem.toml", p.reference, p.inputs};
@@ -380,34 +346,6 @@ std::uint64_t content_hash(const problem& p) {
   for (const auto& [k, v] : p.shape) d.add(fmt::format("{}={}", k, v));
   for (const fs::path& f : files) d.add(f.filename().string()).add_file(f);
   return d.value();
-}
-
-nlohmann::json worker_plan(const problem& p, int world) {
-  using json = nlohmann::json;
-  json shape = json::object();
-  for (const auto& [k, v] : p.shape) shape[k] = v;
-  json mesh = nullptr;
-  if (p.mesh) mesh = {{"axes", p.mesh->axes}, {"sizes", p.mesh_sizes(world)}};
-  json args = json::array();
-  for (const input_decl& a : p.args)
-    args.push_back({{"name", a.name}, {"type", a.type}, {"dtype", a.dtype.empty() ? json(nullptr) : json(a.dtype)},
-                    {"group", a.group.empty() ? json(nullptr) : json(a.group)}, {"in_place", a.in_place}});
-  std::vector<std::string> judge_data;
-  auto want_keys = [&](const compare_rule& r) {
-    if (!r.keys.empty() && std::find(judge_data.begin(), judge_data.end(), r.keys) == judge_data.end())
-      judge_data.push_back(r.keys);
-  };
-  for (const output_decl& o : p.outputs) want_keys(o.rule);
-  for (const input_decl& a : p.args) want_keys(a.rule);
-  return {{"id", p.id},
-          {"name", p.name()},
-          {"dtype", p.dtype},
-          {"shape", shape},
-          {"mesh", mesh},
-          {"args", args},
-          {"in_place", p.in_place_positions()},
-          {"judge_data", judge_data},
-          {"digest_above_bytes", input_digest_threshold_bytes}};
 }
 
 }  // namespace pk::bench

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/eval/rank_supervisor.h"
+#include "bench/eval/sets/rank_supervisor.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::bench {

@@ -1,6 +1,6 @@
 // Can a problem tell a wrong answer from a right one? `pkagent problems --check` judges the reference
 // as its own candidate (it must be `correct`), then wrong candidates generated from the reference
-// (bench/eval/wrong_candidate.py): every collective a no-op, every collective local-only, outputs
+// (bench/qa/wrong_candidate.py): every collective a no-op, every collective local-only, outputs
 // replaced by zeros, by the unmodified inputs, and by rank 0's outputs on every rank. Each must get
 // a verdict other than `correct` from the real evaluator; one that passes means the problem's inputs
 // or tolerances make its check vacuous. All of them run in one start of the ranks (trial t judges one
@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/eval/evaluate.h"
-#include "bench/eval/problem.h"
+#include "bench/suite/problem.h"
 
 namespace pk::bench {
 

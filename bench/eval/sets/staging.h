@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "bench/device_kind.h"
-#include "bench/eval/problem.h"
-#include "bench/eval/rank_set.h"
+#include "bench/eval/sets/rank_set.h"
+#include "bench/suite/problem.h"
 
 namespace pk::bench {
 

@@ -1,4 +1,4 @@
-#include "bench/eval/staging.h"
+#include "bench/eval/sets/staging.h"
 
 #include <stdlib.h>
 
@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/eval/kr_torch_stage.h"
+#include "bench/eval/sets/kr_torch_stage.h"
 #include "config/paths.h"
 
 namespace pk::bench {

@@ -1,4 +1,4 @@
-#include "bench/eval/kr_torch_stage.h"
+#include "bench/eval/sets/kr_torch_stage.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/eval/digest.h"
+#include "bench/digest.h"
 #include "config/paths.h"
 #include "sandbox/process.h"
 

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/eval/compare_rule.h"
 #include "bench/eval/tensor_file.h"
+#include "bench/suite/compare_rule.h"
 
 namespace pk::bench {
 

@@ -1,4 +1,4 @@
-#include "bench/eval/compare_rule.h"
+#include "bench/suite/compare_rule.h"
 
 #include <array>
 #include <utility>

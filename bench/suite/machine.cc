@@ -1,4 +1,4 @@
-#include "bench/eval/machine.h"
+#include "bench/suite/machine.h"
 
 #include <algorithm>
 #include <cctype>

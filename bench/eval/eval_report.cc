@@ -1,4 +1,4 @@
-#include "bench/eval/report.h"
+#include "bench/eval/eval_report.h"
 
 #include <algorithm>
 #include <cmath>

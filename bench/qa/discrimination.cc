@@ -1,4 +1,4 @@
-#include "bench/eval/discrimination.h"
+#include "bench/qa/discrimination.h"
 
 #include <stdlib.h>
 
@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "bench/eval/compare.h"
 #include "bench/eval/reference_cache.h"
-#include "bench/eval/staging.h"
+#include "bench/eval/sets/staging.h"
+#include "bench/eval/tensor_compare.h"
 #include "bench/eval/tensor_file.h"
 #include "config/paths.h"
 
@@ -29,14 +29,14 @@ std::string read_text(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-// A candidate that behaves as modes[t / calls_per_mode] in trial t (bench/eval/wrong_candidate.py).
+// A candidate that behaves as modes[t / calls_per_mode] in trial t (bench/qa/wrong_candidate.py).
 fs::path write_candidate(const fs::path& dir, const problem& p, const std::vector<std::string>& modes,
                          int calls_per_mode) {
   // JSON string literals are Python string literals: the reference's text travels unchanged.
   const std::string text =
       fmt::format("MODES = {}\nCALLS_PER_MODE = {}\nIN_PLACE = {}\nREFERENCE_SOURCE = {}\n{}", json(modes).dump(),
                   calls_per_mode, json(p.in_place_positions()).dump(), json(read_text(p.reference)).dump(),
-                  read_text(config::data_path("bench/eval/wrong_candidate.py")));
+                  read_text(config::data_path("bench/qa/wrong_candidate.py")));
   const fs::path file = dir / fmt::format("wrong_{}.py", modes.size() == 1 ? modes[0] : "all");
   std::ofstream(file) << text;
   return file;

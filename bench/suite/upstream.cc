@@ -1,4 +1,4 @@
-#include "bench/eval/upstream.h"
+#include "bench/suite/upstream.h"
 
 #include <algorithm>
 #include <regex>

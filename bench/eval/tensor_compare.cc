@@ -1,4 +1,4 @@
-#include "bench/eval/compare.h"
+#include "bench/eval/tensor_compare.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -10,15 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "bench/eval/compare_rule.h"
+#include "bench/suite/compare_rule.h"
 
 namespace pk::bench {
-
-/// Inputs recorded for the judge above this many bytes per tensor are stored as a digest (shape,
-/// dtype, hash) instead of their bytes; the worker receives it in the plan.
-inline constexpr std::uint64_t input_digest_threshold_bytes = 64ull << 20;
 
 /// A named process-group layout, built once per evaluation after init_process_group: rank =
 /// row-major index over `axes` (the first axis outermost). Each axis is a group of the ranks that
@@ -80,7 +74,7 @@ struct problem {
   std::filesystem::path dir;        ///< the problem's directory
   std::filesystem::path reference;  ///< dir / reference.py
   std::filesystem::path inputs;     ///< dir / inputs.py (upstream: the checkout's input generator)
-  /// Upstream mode (bench/eval/upstream.h): the root of the ParallelKernelBench checkout this
+  /// Upstream mode (bench/suite/upstream.h): the root of the ParallelKernelBench checkout this
   /// problem comes from; empty for a problem in our own format.
   std::filesystem::path upstream_root;
 
@@ -105,18 +99,6 @@ struct problem {
 /// Reads <dir>/problem.toml and checks the files; throws config::config_error naming the file.
 problem load_problem(const std::filesystem::path& dir);
 
-/// Every problem under `root`, sorted by id: the directories holding a problem.toml, or, when
-/// `root` is a ParallelKernelBench checkout, its references (upstream mode). Throws
-/// std::invalid_argument when `root` is neither.
-std::vector<problem> load_suite(const std::filesystem::path& root);
-
-/// The suite directory: bench/problems of the pkagent data tree.
-std::filesystem::path default_suite_dir();
-
-/// Finds a problem by id ("13"), stem ("gemm_allreduce") or directory name ("13_gemm_allreduce").
-/// Throws std::invalid_argument listing the known ids when there is none.
-const problem& find_problem(const std::vector<problem>& suite, std::string_view key);
-
 /// Bytes per element of a torch dtype name; 0 for an unknown name.
 int dtype_size(std::string_view dtype);
 
@@ -124,12 +106,5 @@ int dtype_size(std::string_view dtype);
 /// shape in use; upstream: the reference, the generator and PKB's defaults): the reference-output
 /// cache key, so editing any of them, or running another shape, invalidates cached outputs.
 std::uint64_t content_hash(const problem& p);
-
-/// What the rank worker needs to know of the problem's format at world size `world` (the plan's
-/// "problem" object without the staged file paths): id, name, dtype, shape, mesh (axes and sizes, or
-/// null), args (name, type, dtype, group, in_place per positional argument), in_place (positions),
-/// judge_data (inputs.py functions the reference run records for tie-aware comparisons) and
-/// digest_above_bytes. docs/problem_format.md, "What the worker receives".
-nlohmann::json worker_plan(const problem& p, int world);
 
 }  // namespace pk::bench

@@ -1,4 +1,4 @@
-#include "bench/eval/formula.h"
+#include "bench/suite/formula.h"
 
 #include <algorithm>
 #include <cctype>

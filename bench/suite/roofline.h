@@ -1,13 +1,13 @@
 // A problem's lower-bound time on a machine: the least bytes over the interconnect, the least
 // device-memory bytes and the FLOPs per rank (problem.toml's [roofline] formulas of the shape, the
-// world size W and the element size E; + - * / min max log2, bench/eval/formula.h), each over the
+// world size W and the element size E; + - * / min max log2, bench/suite/formula.h), each over the
 // machine's ceiling; the largest wins.
 #pragma once
 
 #include <string>
 
-#include "bench/eval/hardware_spec.h"
-#include "bench/eval/problem.h"
+#include "bench/suite/hardware_spec.h"
+#include "bench/suite/problem.h"
 
 namespace pk::bench {
 

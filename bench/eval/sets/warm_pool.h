@@ -16,8 +16,8 @@
 #include <mutex>
 #include <string>
 
-#include "bench/eval/rank_set.h"
-#include "bench/eval/staging.h"
+#include "bench/eval/sets/rank_set.h"
+#include "bench/eval/sets/staging.h"
 
 namespace pk::bench {
 

@@ -1,4 +1,4 @@
-#include "bench/eval/rank_supervisor.h"
+#include "bench/eval/sets/rank_supervisor.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-#include "bench/eval/warm_pool.h"
+#include "bench/eval/sets/warm_pool.h"
 
 #include <algorithm>
 #include <chrono>

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "bench/eval/problem.h"
+#include "bench/suite/problem.h"
 
 namespace pk::bench {
 
