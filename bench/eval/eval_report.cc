@@ -1,35 +1,40 @@
 #include "bench/eval/eval_report.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "config/enum_names.h"
 
 namespace pk::bench {
 
 using json = nlohmann::json;
 
-std::string to_string(verdict v) {
-  switch (v) {
-    case verdict::correct: return "correct";
-    case verdict::mismatch: return "mismatch";
-    case verdict::compile_error: return "compile_error";
-    case verdict::runtime_error: return "runtime_error";
-    case verdict::timeout: return "timeout";
-    case verdict::forbidden: return "forbidden";
-  }
-  return "?";
-}
+namespace {
 
-std::string to_string(forbidden_reason r) {
-  switch (r) {
-    case forbidden_reason::none: return "";
-    case forbidden_reason::multicast: return "multicast";
-    case forbidden_reason::tampering: return "tampering";
-    case forbidden_reason::background: return "background";
-  }
-  return "?";
-}
+constexpr std::array<config::enum_name<verdict>, 6> verdict_names = {{
+    {verdict::correct, "correct"},
+    {verdict::mismatch, "mismatch"},
+    {verdict::compile_error, "compile_error"},
+    {verdict::runtime_error, "runtime_error"},
+    {verdict::timeout, "timeout"},
+    {verdict::forbidden, "forbidden"},
+}};
+
+constexpr std::array<config::enum_name<forbidden_reason>, 4> forbidden_reason_names = {{
+    {forbidden_reason::none, ""},
+    {forbidden_reason::multicast, "multicast"},
+    {forbidden_reason::tampering, "tampering"},
+    {forbidden_reason::background, "background"},
+}};
+
+}  // namespace
+
+std::string to_string(verdict v) { return std::string(config::enum_to_string(verdict_names, v)); }
+
+std::string to_string(forbidden_reason r) { return std::string(config::enum_to_string(forbidden_reason_names, r)); }
 
 timing_stats stats_of(std::vector<double> ms) {
   timing_stats s;

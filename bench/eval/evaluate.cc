@@ -31,6 +31,7 @@
 #include "bench/suite/roofline.h"
 #include "config/paths.h"
 #include "config/read_file.h"
+#include "sandbox/config.h"
 #include "sandbox/environment.h"
 #include "sandbox/gpu_devices.h"
 #include "sandbox/mounts.h"
@@ -63,7 +64,7 @@ eval_report new_report(const problem& p, const fs::path& solution, const eval_op
   rep.device = o.device;
   rep.dtype = p.dtype;
   rep.trials_requested = o.trials;
-  rep.sandbox = o.isolation == sandbox::isolation::none ? "none" : "bwrap";
+  rep.sandbox = sandbox::to_string(o.isolation);
   if (o.hardware) {
     const roofline_bound b = roofline(p, o.world, *o.hardware);
     rep.roofline_ms = b.seconds() * 1e3;

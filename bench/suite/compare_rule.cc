@@ -1,15 +1,16 @@
 #include "bench/suite/compare_rule.h"
 
 #include <array>
-#include <utility>
 
 #include <fmt/format.h>
+
+#include "config/enum_names.h"
 
 namespace pk::bench {
 
 namespace {
 
-constexpr std::array<std::pair<compare_mode, std::string_view>, 6> mode_names = {{
+constexpr std::array<config::enum_name<compare_mode>, 6> mode_names = {{
     {compare_mode::allclose, "allclose"},
     {compare_mode::exact, "exact"},
     {compare_mode::norm, "norm"},
@@ -24,16 +25,10 @@ std::string fraction_note(double f) {
 
 }  // namespace
 
-std::string_view to_string(compare_mode m) {
-  for (const auto& [mode, name] : mode_names)
-    if (mode == m) return name;
-  return "?";
-}
+std::string_view to_string(compare_mode m) { return config::enum_to_string(mode_names, m); }
 
 std::optional<compare_mode> parse_compare_mode(std::string_view name) {
-  for (const auto& [mode, text] : mode_names)
-    if (text == name) return mode;
-  return std::nullopt;
+  return config::enum_from_string(mode_names, name);
 }
 
 std::string compare_rule::describe() const {

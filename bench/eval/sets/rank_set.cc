@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include <fmt/ranges.h>
 
 #include "bench/eval/untrusted_file.h"
+#include "config/enum_names.h"
 #include "sandbox/gpu_guard.h"
 #include "sandbox/mounts.h"
 #include "sandbox/process.h"
@@ -33,7 +35,16 @@ namespace pk::bench {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string to_string(set_role r) { return r == set_role::reference ? "reference" : "candidate"; }
+namespace {
+
+constexpr std::array<config::enum_name<set_role>, 2> set_role_names = {{
+    {set_role::reference, "reference"},
+    {set_role::candidate, "candidate"},
+}};
+
+}  // namespace
+
+std::string to_string(set_role r) { return std::string(config::enum_to_string(set_role_names, r)); }
 
 namespace {
 

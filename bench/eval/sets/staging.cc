@@ -11,6 +11,7 @@
 
 #include "bench/eval/sets/kr_torch_stage.h"
 #include "config/paths.h"
+#include "sandbox/config.h"
 
 namespace pk::bench {
 
@@ -32,7 +33,7 @@ std::string set_options::key() const {
   std::vector<std::string> hides;
   for (const auto& h : hidden) hides.push_back(h.string());
   return fmt::format("{}|{}|{}|{}|{}|{}|{}", world, to_string(device), fmt::join(gpus, ","),
-                     isolation == sandbox::isolation::none ? "none" : "bwrap", cache_base.string(), prebuild_kr,
+                     sandbox::to_string(isolation), cache_base.string(), prebuild_kr,
                      fmt::join(hides, ":"));
 }
 
