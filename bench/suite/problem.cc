@@ -225,16 +225,10 @@ int dtype_size(std::string_view dtype) {
   return 0;
 }
 
-problem load_problem(const fs::path& dir) {
-  const fs::path file = dir / "problem.toml";
-  const std::string origin = file.string();
-  const toml::table doc = config::parse_file(file);
-  config::table_reader r(doc, origin);
-  problem p;
-  p.dir = dir;
-  p.reference = dir / "reference.py";
-  p.inputs = dir / "inputs.py";
+namespace {
 
+// id, stem, category, title, world_sizes, dtype and the default tolerances.
+void read_identity(config::table_reader& r, problem& p) {
   auto required = [&](auto value, std::string_view key) {
     if (!value) throw r.error(key, "missing (see docs/problem_format.md)");
     return *value;
@@ -260,6 +254,10 @@ problem load_problem(const fs::path& dir) {
     throw r.error("dtype", fmt::format("unknown dtype '{}' (use a torch name such as bfloat16)", p.dtype));
   p.atol = required(r.non_negative_number("atol"), "atol");
   p.rtol = required(r.non_negative_number("rtol"), "rtol");
+}
+
+// [degenerate]: the world sizes where the pattern degenerates, and why.
+void read_degenerate(config::table_reader& r, problem& p) {
   if (auto d = r.table("degenerate")) {
     for (std::int64_t w : d->integers("worlds").value_or(std::vector<std::int64_t>{})) {
       if (!p.supports_world(static_cast<int>(w)))
@@ -272,6 +270,10 @@ problem load_problem(const fs::path& dir) {
                      "missing: [degenerate] names the world sizes and says why the pattern degenerates there");
     d->finish();
   }
+}
+
+// [shape] and [small_shape], with the same keys.
+void read_shapes(config::table_reader& r, problem& p) {
   p.shape = read_shape(r, "shape");
   p.small_shape = read_shape(r, "small_shape");
   {
@@ -283,6 +285,10 @@ problem load_problem(const fs::path& dir) {
                                                "{}, [small_shape] has {}",
                                                fmt::join(keys, ", "), fmt::join(small, ", ")));
   }
+}
+
+// [mesh]: named axes and their size formulas, checked at every world size.
+void read_mesh(config::table_reader& r, problem& p) {
   if (auto m = r.table("mesh")) {
     mesh_decl mesh;
     mesh.axes = m->strings("axes").value_or(std::vector<std::string>{});
@@ -297,6 +303,10 @@ problem load_problem(const fs::path& dir) {
     p.mesh = std::move(mesh);
     check_mesh(p, r);
   }
+}
+
+// [[inputs]] and [[outputs]]: solution()'s arguments and what it returns, each named once.
+void read_declarations(config::table_reader& r, problem& p) {
   if (auto list = r.tables("inputs")) {
     std::set<std::string> names;
     for (auto& t : *list) {
@@ -315,12 +325,36 @@ problem load_problem(const fs::path& dir) {
     }
   }
   if (p.outputs.empty()) throw r.error("outputs", "missing: one [[outputs]] entry per leaf solution() returns");
+}
+
+// [roofline]: the bound's formulas ("0" for a term the file leaves out).
+void read_roofline(config::table_reader& r, problem& p) {
   if (auto roof = r.table("roofline")) {
     p.roofline.link_bytes = roof->string("link_bytes").value_or("0");
     p.roofline.hbm_bytes = roof->string("hbm_bytes").value_or("0");
     p.roofline.flops = roof->string("flops").value_or("0");
     roof->finish();
   }
+}
+
+}  // namespace
+
+problem load_problem(const fs::path& dir) {
+  const fs::path file = dir / "problem.toml";
+  const std::string origin = file.string();
+  const toml::table doc = config::parse_file(file);
+  config::table_reader r(doc, origin);
+  problem p;
+  p.dir = dir;
+  p.reference = dir / "reference.py";
+  p.inputs = dir / "inputs.py";
+
+  read_identity(r, p);
+  read_degenerate(r, p);
+  read_shapes(r, p);
+  read_mesh(r, p);
+  read_declarations(r, p);
+  read_roofline(r, p);
   r.finish();
 
   if (dir.filename() != p.name())

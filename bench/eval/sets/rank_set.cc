@@ -380,6 +380,76 @@ const rank_set_ending& rank_set::finish() {
   return impl_->ending;
 }
 
+namespace {
+
+// The first rank of `m` still to answer whose next message is an error it reports.
+std::optional<rank_failure> reported_error(const rank_set::impl& m, const std::vector<json>& replies,
+                                           const std::string& phase) {
+  for (std::size_t r = 0; r < m.ranks.size(); ++r) {
+    const link& l = m.ranks[r];
+    if (!replies[r].is_null() || l.inbox.empty() || !l.inbox.front().contains("error")) continue;
+    const json& e = l.inbox.front()["error"];
+    const std::string p = e.is_object() ? e.value("phase", "") : "";
+    return rank_failure{rank_failure::kind::reported, static_cast<int>(r), p.empty() ? phase : p,
+                        e.is_object() ? e.value("kind", "") : "", e.is_object() ? e.value("message", "") : e.dump()};
+  }
+  return std::nullopt;
+}
+
+// What taking the answers waiting in a set's inboxes found.
+struct taken_replies {
+  bool all = true;                        ///< every rank looked at had answered (up to an unasked message)
+  std::optional<rank_failure> unasked;    ///< a message the judge did not ask for (tampering)
+  std::optional<rank_failure> gone;       ///< the first rank gone without its answer
+};
+
+// Moves each rank's due answer from its inbox into `replies`.
+taken_replies take_replies(rank_set::impl& m, std::vector<json>& replies) {
+  taken_replies t;
+  for (std::size_t r = 0; r < m.ranks.size(); ++r) {
+    link& l = m.ranks[r];
+    if (!replies[r].is_null()) continue;
+    if (!l.inbox.empty()) {
+      json reply = std::move(l.inbox.front());
+      l.inbox.pop_front();
+      const bool ready_due = m.awaiting_ready && !l.awaiting;
+      const bool ok = ready_due ? reply.value("ready", false)
+                                : l.awaiting && reply.value("id", json()) == json(*l.awaiting) &&
+                                      reply.value("ok", false);
+      if (!ok) {
+        t.gone.reset();
+        t.unasked = rank_failure{rank_failure::kind::tampered, static_cast<int>(r), "", "",
+                                 fmt::format("answered the judge with a message it did not ask for: {}",
+                                             reply.dump().substr(0, 300))};
+        return t;
+      }
+      l.awaiting.reset();
+      replies[r] = std::move(reply);
+      continue;
+    }
+    t.all = false;
+    const bool gone = l.closed || (m.ended && l.fd < 0) || (m.ended && l.inbox.empty());
+    if (gone && !t.gone) t.gone = rank_failure{rank_failure::kind::exited, static_cast<int>(r), "", "", ""};
+  }
+  return t;
+}
+
+// Sleeps until one of the sets has something to read (a connection, its sandbox's exit, a message),
+// at most `left_ms` and never more than 200 ms.
+void poll_sets(const std::vector<const rank_set::impl*>& sets, long long left_ms) {
+  std::vector<pollfd> fds;
+  for (const rank_set::impl* m : sets) {
+    fds.push_back({m->listener, POLLIN, 0});
+    if (!m->ended) fds.push_back({m->exit_event, POLLIN, 0});
+    for (const auto& l : m->unnamed) fds.push_back({l.fd, POLLIN, 0});
+    for (const auto& l : m->ranks)
+      if (l.fd >= 0 && !l.closed) fds.push_back({l.fd, POLLIN, 0});
+  }
+  ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long long>(left_ms, 1, 200)));
+}
+
+}  // namespace
+
 std::optional<rank_failure> await_replies(std::span<rank_set* const> sets, const std::string& phase,
                                           rank_set::clock::time_point deadline, std::vector<std::vector<json>>& replies) {
   replies.assign(sets.size(), {});
@@ -419,50 +489,18 @@ std::optional<rank_failure> await_replies(std::span<rank_set* const> sets, const
         if (auto f = fail(*m.latched); record(f)) return f;
         continue;
       }
-      std::optional<rank_failure> reported;
-      for (std::size_t r = 0; r < m.ranks.size() && !reported; ++r) {
-        const link& l = m.ranks[r];
-        if (!replies[i][r].is_null() || l.inbox.empty() || !l.inbox.front().contains("error")) continue;
-        const json& e = l.inbox.front()["error"];
-        const std::string p = e.is_object() ? e.value("phase", "") : "";
-        reported = fail({rank_failure::kind::reported, static_cast<int>(r), p.empty() ? phase : p,
-                         e.is_object() ? e.value("kind", "") : "", e.is_object() ? e.value("message", "") : e.dump()});
-      }
-      if (reported) {
-        if (record(reported)) return reported;
+      if (auto e = reported_error(m, replies[i], phase)) {
+        if (auto f = fail(*e); record(f)) return f;
         continue;
       }
-      std::optional<rank_failure> gone_rank;
-      for (std::size_t r = 0; r < m.ranks.size(); ++r) {
-        link& l = m.ranks[r];
-        if (!replies[i][r].is_null()) continue;
-        if (!l.inbox.empty()) {
-          json reply = std::move(l.inbox.front());
-          l.inbox.pop_front();
-          const bool ready_due = m.awaiting_ready && !l.awaiting;
-          const bool ok = ready_due ? reply.value("ready", false)
-                                    : l.awaiting && reply.value("id", json()) == json(*l.awaiting) &&
-                                          reply.value("ok", false);
-          if (!ok) {
-            gone_rank.reset();
-            reported = fail({rank_failure::kind::tampered, static_cast<int>(r), "", "",
-                             fmt::format("answered the judge with a message it did not ask for: {}",
-                                         reply.dump().substr(0, 300))});
-            break;
-          }
-          l.awaiting.reset();
-          replies[i][r] = std::move(reply);
-          continue;
-        }
-        all = false;
-        const bool gone = l.closed || (m.ended && l.fd < 0) || (m.ended && l.inbox.empty());
-        if (gone && !gone_rank) gone_rank = fail({rank_failure::kind::exited, static_cast<int>(r), "", "", ""});
-      }
-      if (reported) {
-        if (record(reported)) return reported;
+      const taken_replies taken = take_replies(m, replies[i]);
+      all = all && taken.all;
+      if (taken.unasked) {
+        if (auto f = fail(*taken.unasked); record(f)) return f;
         continue;
       }
-      if (gone_rank) {
+      if (taken.gone) {
+        const std::optional<rank_failure> gone_rank = fail(*taken.gone);
         if (!closed_since[i]) closed_since[i] = rank_set::clock::now();
         if (rank_set::clock::now() - *closed_since[i] > std::chrono::milliseconds(500) && record(gone_rank))
           return gone_rank;
@@ -487,17 +525,9 @@ std::optional<rank_failure> await_replies(std::span<rank_set* const> sets, const
         for (std::size_t r = 0; r < replies[i].size(); ++r)
           if (replies[i][r].is_null()) return fail({rank_failure::kind::timeout, static_cast<int>(r), phase, "", ""});
     }
-    std::vector<pollfd> fds;
-    for (rank_set* s : sets) {
-      rank_set::impl& m = *s->impl_;
-      fds.push_back({m.listener, POLLIN, 0});
-      if (!m.ended) fds.push_back({m.exit_event, POLLIN, 0});
-      for (const auto& l : m.unnamed) fds.push_back({l.fd, POLLIN, 0});
-      for (const auto& l : m.ranks)
-        if (l.fd >= 0 && !l.closed) fds.push_back({l.fd, POLLIN, 0});
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-    ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long long>(left, 1, 200)));
+    std::vector<const rank_set::impl*> impls;
+    for (rank_set* s : sets) impls.push_back(s->impl_.get());
+    poll_sets(impls, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
   }
 }
 
