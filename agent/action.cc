@@ -1,6 +1,10 @@
 #include "agent/action.h"
 
+#include <array>
+
 #include <fmt/format.h>
+
+#include "config/enum_names.h"
 
 namespace pk::agent {
 namespace {
@@ -109,14 +113,13 @@ action parse_text(const llm::response& reply) {
 
 }  // namespace
 
-std::string to_string(enum action::kind k) {
-  switch (k) {
-    case action::bash: return "bash";
-    case action::submit: return "submit";
-    case action::invalid: return "invalid";
-  }
-  return "?";
-}
+constexpr std::array<pk::config::enum_name<enum action::kind>, 3> action_kind_names = {{
+    {action::bash, "bash"},
+    {action::submit, "submit"},
+    {action::invalid, "invalid"},
+}};
+
+std::string to_string(enum action::kind k) { return std::string(pk::config::enum_to_string(action_kind_names, k)); }
 
 action parse_action(const llm::response& reply, action_format format) {
   action a = format == action_format::tools ? parse_tools(reply) : parse_text(reply);

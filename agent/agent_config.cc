@@ -1,7 +1,10 @@
 #include "agent/agent_config.h"
 
+#include <array>
+
 #include <fmt/format.h>
 
+#include "config/enum_names.h"
 #include "config/toml_reader.h"
 
 namespace pk::agent {
@@ -60,7 +63,12 @@ void read_into(agent_config& cfg, table_reader root) {
 
 }  // namespace
 
-std::string_view to_string(action_format f) { return f == action_format::tools ? "tools" : "text"; }
+constexpr std::array<pk::config::enum_name<action_format>, 2> action_format_names = {{
+    {action_format::tools, "tools"},
+    {action_format::text, "text"},
+}};
+
+std::string_view to_string(action_format f) { return pk::config::enum_to_string(action_format_names, f); }
 
 agent_config load_agent_config(const std::filesystem::path& file) {
   agent_config cfg;

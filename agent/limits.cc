@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "config/enum_names.h"
+
 namespace pk::agent {
 namespace {
 
-constexpr std::array<std::pair<end_reason, std::string_view>, 13> names{{
+constexpr std::array<pk::config::enum_name<end_reason>, 13> names{{
     {end_reason::submitted, "submitted"},
     {end_reason::step_limit, "step_limit"},
     {end_reason::format_error_limit, "format_error_limit"},
@@ -54,17 +56,9 @@ std::array<row, 7> rows(const episode_limits& l, const usage_so_far& u) {
 
 }  // namespace
 
-std::string_view to_string(end_reason r) {
-  for (const auto& [k, v] : names)
-    if (k == r) return v;
-  return "?";
-}
+std::string_view to_string(end_reason r) { return pk::config::enum_to_string(names, r); }
 
-std::optional<end_reason> end_reason_from_string(std::string_view s) {
-  for (const auto& [k, v] : names)
-    if (v == s) return k;
-  return std::nullopt;
-}
+std::optional<end_reason> end_reason_from_string(std::string_view s) { return pk::config::enum_from_string(names, s); }
 
 nlohmann::json to_json(const usage_so_far& u) {
   return {{"steps", u.steps},

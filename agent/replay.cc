@@ -1,11 +1,14 @@
 #include "agent/replay.h"
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
+
+#include "config/enum_names.h"
 
 namespace pk::agent {
 namespace {
@@ -210,15 +213,14 @@ std::string render_transcript(const transcript_file& t, const std::string& forma
   return format == "md" ? render_md(t) : render_text(t);
 }
 
-std::string_view to_string(step_match::verdict v) {
-  switch (v) {
-    case step_match::identical: return "identical";
-    case step_match::measured_only: return "differs only in measured figures (times, speedups, percentages, GPU ids)";
-    case step_match::differs: return "DIFFERS";
-    case step_match::missing: return "not re-executed";
-  }
-  return "?";
-}
+constexpr std::array<pk::config::enum_name<step_match::verdict>, 4> step_verdict_names = {{
+    {step_match::verdict::identical, "identical"},
+    {step_match::verdict::measured_only, "differs only in measured figures (times, speedups, percentages, GPU ids)"},
+    {step_match::verdict::differs, "DIFFERS"},
+    {step_match::verdict::missing, "not re-executed"},
+}};
+
+std::string_view to_string(step_match::verdict v) { return pk::config::enum_to_string(step_verdict_names, v); }
 
 std::vector<step_match> compare_observations(const transcript_file& then, const transcript_file& now) {
   std::vector<step_match> out;

@@ -1,7 +1,10 @@
 #include "agent/transcript_event.h"
 
+#include <array>
+
 #include <fmt/format.h>
 
+#include "config/enum_names.h"
 #include "pkagent/build_info.h"
 #include "sandbox/config.h"
 
@@ -46,7 +49,7 @@ std::vector<llm::tool_call> calls_from(const json& j) {
 // The LLM types' JSON, declared in the header, next to the events' own.
 using agent::to_json;
 
-std::string isolation_name(sandbox::isolation i) { return i == sandbox::isolation::bwrap ? "bwrap" : "none"; }
+std::string isolation_name(sandbox::isolation i) { return std::string(sandbox::to_string(i)); }
 
 enum action::kind action_kind_from(const std::string& s) {
   for (auto k : {action::bash, action::submit, action::invalid})
@@ -240,7 +243,12 @@ static_assert(std::size(type_names) == std::variant_size_v<transcript_event>);
 
 }  // namespace
 
-std::string_view to_string(episode_mode m) { return m == episode_mode::zeroshot ? "zeroshot" : "agent"; }
+constexpr std::array<pk::config::enum_name<episode_mode>, 2> episode_mode_names = {{
+    {episode_mode::zeroshot, "zeroshot"},
+    {episode_mode::agent, "agent"},
+}};
+
+std::string_view to_string(episode_mode m) { return pk::config::enum_to_string(episode_mode_names, m); }
 
 build_stamp this_build() { return {build_info::version, build_info::git_commit}; }
 

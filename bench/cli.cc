@@ -13,14 +13,15 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/device_option.h"
-#include "bench/eval/discrimination.h"
 #include "bench/eval/evaluate.h"
-#include "bench/eval/hardware_spec.h"
-#include "bench/eval/machine.h"
 #include "bench/eval/multicast_scan.h"
-#include "bench/eval/problem.h"
-#include "bench/eval/rank_supervisor.h"
-#include "bench/eval/roofline.h"
+#include "bench/eval/sets/rank_supervisor.h"
+#include "bench/qa/problems_check.h"
+#include "bench/suite/hardware_spec.h"
+#include "bench/suite/machine.h"
+#include "bench/suite/problem.h"
+#include "bench/suite/roofline.h"
+#include "bench/suite/suite.h"
 #include "sandbox/cli.h"
 
 namespace pk::bench {
@@ -28,19 +29,6 @@ namespace pk::bench {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 std::string micros(double seconds) {
   if (seconds <= 0) return "-";
@@ -52,72 +40,19 @@ struct problems_args {
   std::string suite_dir;
   std::string hardware;
   bool json = false;
-  // --check: the discrimination check, judged with these options (world is also the bound's).
-  std::string check;
-  bool small = false;
-  eval_options o = [] {
-    eval_options e;
-    e.trials = 2;  // a wrong candidate fails its first trial; two show a right one is stable
-    return e;
-  }();
+  problems_check check;  // --check: world is also the bound's
 };
-
-// `problems --check ID|all`: exit 0 when every checked problem tells wrong answers from right ones.
-int run_check(const problems_args& a, const std::vector<problem>& suite) {
-  std::vector<const problem*> chosen;
-  if (a.check == "all") {
-    for (const problem& p : suite)
-      if (p.supports_world(a.o.world)) chosen.push_back(&p);
-  } else {
-    for (const std::string& key : split_list(a.check)) chosen.push_back(&find_problem(suite, key));
-  }
-  const eval_options& o = a.o;
-  std::vector<discrimination_result> results;
-  bool ok = true;
-  for (const problem* p : chosen) {
-    problem q = *p;
-    if (a.small) {
-      if (q.upstream())
-        throw std::invalid_argument("--small: the problems of a ParallelKernelBench checkout have no small shape");
-      q.shape = q.small_shape;
-    }
-    if (!a.json) fmt::print(stderr, "pkagent problems: checking {} at W={} ({})\n", q.name(), a.o.world,
-                                 to_string(o.device));
-    results.push_back(check_discrimination(q, o));
-    ok = ok && results.back().ok();
-  }
-  if (a.json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : results) out.push_back(to_json(r));
-    fmt::print("{}\n", out.dump(2));
-  } else {
-    fmt::print("{}", render_table(results));
-    for (const auto& r : results) {
-      if (r.reference_verdict != "correct")
-        fmt::print("{}: the reference is not correct as its own candidate: {}\n", r.problem, r.reference_note);
-      for (const auto& c : r.candidates)
-        if (c.right_here)
-          fmt::print("{}: skipping communication ('{}') is a right answer at W={}, a degenerate world size ({}); "
-                     "another --world checks it\n",
-                     r.problem, c.mode, r.world, r.degenerate_why);
-        else if (c.applicable && c.verdict == "correct")
-          fmt::print("{}: the wrong candidate '{}' passes: this problem's check is vacuous at W={}\n", r.problem,
-                     c.mode, r.world);
-    }
-  }
-  return ok ? 0 : 1;
-}
 
 int run_problems(const problems_args& a) {
   const auto suite = load_suite(a.suite_dir.empty() ? default_suite_dir() : fs::path(a.suite_dir));
-  if (!a.check.empty()) return run_check(a, suite);
+  if (!a.check.problems.empty()) return run_problems_check(a.check, a.json, suite);
   const hardware_spec hw = load_hardware_spec(a.hardware.empty() ? default_hardware_spec() : fs::path(a.hardware));
   nlohmann::json out = nlohmann::json::array();
   std::size_t stem_width = 26;
   for (const problem& p : suite) stem_width = std::max(stem_width, p.stem.size());
   if (!a.json)
     fmt::print("{:>4}  {:<{}} {:<18} {:<10} {:>11}  {:<6} {}\n", "id", "stem", stem_width, "category", "worlds",
-               fmt::format("bound@W={}", a.o.world), "limit", "title");
+               fmt::format("bound@W={}", a.check.o.world), "limit", "title");
   bool any_degenerate = false;
   for (const problem& p : suite) {
     std::string worlds = p.upstream() ? "any" : "";
@@ -136,23 +71,23 @@ int run_problems(const problems_args& a) {
     }
     // A problem not defined at the asked world has no bound there (its formulas may not hold, e.g.
     // W/2 - 1 < 0 at W = 1): the listing says so instead of refusing the whole suite.
-    if (!p.supports_world(a.o.world)) {
+    if (!p.supports_world(a.check.o.world)) {
       if (a.json)
         out.push_back({{"id", p.id}, {"stem", p.stem}, {"category", p.category}, {"title", p.title},
                        {"world_sizes", p.world_sizes}, {"dtype", p.dtype}, {"roofline", nullptr}});
       else
         fmt::print("{:>4}  {:<{}} {:<18} {:<10} {:>11}  {:<6} {}\n", p.id, p.stem, stem_width, p.category, worlds,
-                   "-", fmt::format("no W={}", a.o.world), p.title);
+                   "-", fmt::format("no W={}", a.check.o.world), p.title);
       continue;
     }
-    const roofline_bound b = roofline(p, a.o.world, hw);
+    const roofline_bound b = roofline(p, a.check.o.world, hw);
     if (a.json) {
       out.push_back({{"id", p.id}, {"stem", p.stem}, {"category", p.category}, {"title", p.title},
                      {"world_sizes", p.world_sizes}, {"dtype", p.dtype},
                      {"degenerate", p.degenerate_worlds.empty() ? nlohmann::json(nullptr)
                                                                 : nlohmann::json{{"worlds", p.degenerate_worlds},
                                                                                  {"why", p.degenerate_why}}},
-                     {"roofline", {{"world", a.o.world}, {"seconds", b.seconds()}, {"limiter", b.limiter()},
+                     {"roofline", {{"world", a.check.o.world}, {"seconds", b.seconds()}, {"limiter", b.limiter()},
                                    {"link_bytes", b.link_bytes}, {"hbm_bytes", b.hbm_bytes}, {"flops", b.flops}}}});
     } else {
       fmt::print("{:>4}  {:<{}} {:<18} {:<10} {:>11}  {:<6} {}\n", p.id, p.stem, stem_width, p.category, worlds,
@@ -279,19 +214,19 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   problems->add_option("--suite-dir", pa->suite_dir,
                        "A directory of problems (default: bench/problems), or a ParallelKernelBench checkout");
   problems->add_option("--hardware", pa->hardware, "Hardware spec TOML (default: config/hardware/h200x2.toml)");
-  problems->add_option("--world", pa->o.world, "World size for the bound")->check(CLI::PositiveNumber);
+  problems->add_option("--world", pa->check.o.world, "World size for the bound")->check(CLI::PositiveNumber);
   problems->add_flag("--json", pa->json, "Print JSON");
-  problems->add_option("--check", pa->check,
+  problems->add_option("--check", pa->check.problems,
                        "Discrimination check of problem IDs (comma-separated) or all: the reference must be correct "
                        "as its own candidate and generated wrong candidates must not be (exit 0 when so)");
-  add_device_option(*problems, pa->o.device, "--check: cuda (NCCL) or cpu (gloo)");
-  problems->add_flag("--small", pa->small, "--check: run at each problem's [small_shape]");
-  problems->add_option("--trials", pa->o.trials, "--check: trials per candidate")->capture_default_str()
+  add_device_option(*problems, pa->check.o.device, "--check: cuda (NCCL) or cpu (gloo)");
+  problems->add_flag("--small", pa->check.small, "--check: run at each problem's [small_shape]");
+  problems->add_option("--trials", pa->check.o.trials, "--check: trials per candidate")->capture_default_str()
       ->check(CLI::PositiveNumber);
-  problems->add_option("--seed", pa->o.seed, "--check: base seed of the inputs")->capture_default_str();
-  problems->add_option("--timeout", pa->o.timeout_s, "--check: seconds allowed per phase")->capture_default_str()
+  problems->add_option("--seed", pa->check.o.seed, "--check: base seed of the inputs")->capture_default_str();
+  problems->add_option("--timeout", pa->check.o.timeout_s, "--check: seconds allowed per phase")->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sandbox::add_isolation_option(*problems, pa->o.isolation, "--check: bwrap (default) or none");
+  sandbox::add_isolation_option(*problems, pa->check.o.isolation, "--check: bwrap (default) or none");
   problems->callback([pa, &exit_code] { exit_code = run_problems(*pa); });
 
   auto ea = std::make_shared<eval_args>();

@@ -1,24 +1,30 @@
 #include "bench/device_kind.h"
 
+#include <array>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "config/enum_names.h"
+
 namespace pk::bench {
 
-std::string to_string(device_kind d) {
-  switch (d) {
-    case device_kind::cuda: return "cuda";
-    case device_kind::cpu: return "cpu";
-  }
-  return "?";
-}
+namespace {
+
+constexpr std::array<config::enum_name<device_kind>, 2> device_names = {{
+    {device_kind::cuda, "cuda"},
+    {device_kind::cpu, "cpu"},
+}};
+
+}  // namespace
+
+std::string to_string(device_kind d) { return std::string(config::enum_to_string(device_names, d)); }
 
 device_parse parse_device(std::string_view text) {
-  for (device_kind d : all_devices)
-    if (to_string(d) == text) return {d, {}};
+  if (const auto d = config::enum_from_string(device_names, text)) return {*d, {}};
   std::vector<std::string> names;
   for (device_kind d : all_devices) names.push_back(to_string(d));
   return {std::nullopt, fmt::format("\"{}\" is not {}", text, fmt::join(names, " or "))};

@@ -1,5 +1,5 @@
 // SHA-256 (FIPS 180-4): the one hash of the tree, for the task content hash in transcript headers
-// and for the evaluator's cache keys (bench/eval/digest.h). In pk_config, the library every
+// and for the evaluator's cache keys (bench/digest.h). In pk_config, the library every
 // component links. Hand-written (about 60 lines) because the GPU host lacks OpenSSL's headers and
 // Boost 1.74 has no SHA-2.
 #pragma once

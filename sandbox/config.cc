@@ -1,10 +1,12 @@
 #include "sandbox/config.h"
 
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "config/enum_names.h"
 #include "config/paths.h"
 #include "config/toml_reader.h"
 
@@ -70,10 +72,16 @@ sandbox_config parse_config(std::string_view text, const std::string& origin) {
   return read(pk::config::parse_text(text, origin), origin);
 }
 
+constexpr std::array<pk::config::enum_name<enum isolation>, 2> isolation_names = {{
+    {isolation::bwrap, "bwrap"},
+    {isolation::none, "none"},
+}};
+
 enum isolation parse_isolation(std::string_view name) {
-  if (name == "bwrap") return isolation::bwrap;
-  if (name == "none") return isolation::none;
+  if (const auto i = pk::config::enum_from_string(isolation_names, name)) return *i;
   throw std::invalid_argument(fmt::format("'{}' is not an isolation; use \"bwrap\" or \"none\"", name));
 }
+
+std::string_view to_string(enum isolation i) { return pk::config::enum_to_string(isolation_names, i); }
 
 }  // namespace pk::sandbox

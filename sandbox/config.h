@@ -25,5 +25,7 @@ sandbox_config parse_config(std::string_view text, const std::string& origin);
 
 /// "bwrap" or "none"; anything else is std::invalid_argument.
 enum isolation parse_isolation(std::string_view name);
+/// The name parse_isolation reads: "bwrap" or "none".
+std::string_view to_string(enum isolation i);
 
 }  // namespace pk::sandbox

@@ -1,52 +1,50 @@
 // Plain helpers over the types of llm.h: names, usage sums, cost, the error type, run totals.
+#include <array>
 #include <cmath>
 
 #include "agent/llm/llm.h"
+#include "config/enum_names.h"
 
 namespace pk::llm {
 
-std::string_view to_string(role r) {
-  switch (r) {
-    case role::system: return "system";
-    case role::user: return "user";
-    case role::assistant: return "assistant";
-    case role::tool: return "tool";
-  }
-  return "?";
-}
+constexpr std::array<pk::config::enum_name<role>, 4> role_names = {{
+    {role::system, "system"},
+    {role::user, "user"},
+    {role::assistant, "assistant"},
+    {role::tool, "tool"},
+}};
 
-std::string_view to_string(finish_reason f) {
-  switch (f) {
-    case finish_reason::stop: return "stop";
-    case finish_reason::length: return "length";
-    case finish_reason::tool_calls: return "tool_calls";
-    case finish_reason::content_filter: return "content_filter";
-    case finish_reason::other: return "other";
-  }
-  return "?";
-}
+std::string_view to_string(role r) { return pk::config::enum_to_string(role_names, r); }
 
-std::string_view to_string(protocol p) {
-  switch (p) {
-    case protocol::openai_chat: return "openai-chat";
-    case protocol::openai_responses: return "openai-responses";
-    case protocol::anthropic: return "anthropic";
-  }
-  return "?";
-}
+constexpr std::array<pk::config::enum_name<finish_reason>, 5> finish_reason_names = {{
+    {finish_reason::stop, "stop"},
+    {finish_reason::length, "length"},
+    {finish_reason::tool_calls, "tool_calls"},
+    {finish_reason::content_filter, "content_filter"},
+    {finish_reason::other, "other"},
+}};
 
-std::string_view to_string(llm_error::kind k) {
-  switch (k) {
-    case llm_error::kind::retries_exhausted: return "retries exhausted";
-    case llm_error::kind::http_status: return "http status";
-    case llm_error::kind::protocol: return "protocol";
-    case llm_error::kind::timeout: return "timeout";
-    case llm_error::kind::connection: return "connection";
-    case llm_error::kind::config: return "config";
-    case llm_error::kind::context_overflow: return "context overflow";
-  }
-  return "?";
-}
+std::string_view to_string(finish_reason f) { return pk::config::enum_to_string(finish_reason_names, f); }
+
+constexpr std::array<pk::config::enum_name<protocol>, 3> protocol_names = {{
+    {protocol::openai_chat, "openai-chat"},
+    {protocol::openai_responses, "openai-responses"},
+    {protocol::anthropic, "anthropic"},
+}};
+
+std::string_view to_string(protocol p) { return pk::config::enum_to_string(protocol_names, p); }
+
+constexpr std::array<pk::config::enum_name<llm_error::kind>, 7> llm_error_kind_names = {{
+    {llm_error::kind::retries_exhausted, "retries exhausted"},
+    {llm_error::kind::http_status, "http status"},
+    {llm_error::kind::protocol, "protocol"},
+    {llm_error::kind::timeout, "timeout"},
+    {llm_error::kind::connection, "connection"},
+    {llm_error::kind::config, "config"},
+    {llm_error::kind::context_overflow, "context overflow"},
+}};
+
+std::string_view to_string(llm_error::kind k) { return pk::config::enum_to_string(llm_error_kind_names, k); }
 
 usage& usage::operator+=(const usage& o) {
   input += o.input;

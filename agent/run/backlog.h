@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "agent/run/run_plan.h"
-#include "bench/eval/problem.h"
 #include "bench/metrics/result.h"
+#include "bench/suite/problem.h"
 
 namespace pk::run {
 

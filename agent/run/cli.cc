@@ -17,6 +17,7 @@
 #include "bench/eval/evaluate.h"
 #include "bench/metrics/result.h"
 #include "bench/report/format.h"
+#include "bench/suite/suite.h"
 #include "sandbox/gpu_devices.h"
 
 namespace pk::run {

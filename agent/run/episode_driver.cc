@@ -10,7 +10,7 @@
 #include "agent/run/pkb_binding.h"
 #include "agent/run/pkb_tool/server.h"
 #include "agent/run/zero_shot.h"
-#include "bench/eval/report.h"
+#include "bench/eval/eval_report.h"
 #include "bench/metrics/results_file.h"
 
 namespace pk::run {

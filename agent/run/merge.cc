@@ -6,6 +6,7 @@
 #include "bench/report/document.h"
 #include "bench/report/markdown.h"
 #include "bench/report/run_set.h"
+#include "bench/suite/suite.h"
 
 namespace pk::run {
 namespace fs = std::filesystem;

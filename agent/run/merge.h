@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "agent/run/run_status.h"
-#include "bench/eval/problem.h"
+#include "bench/suite/problem.h"
 
 namespace pk::run {
 

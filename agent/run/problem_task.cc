@@ -7,7 +7,7 @@
 
 #include "agent/prompt_template.h"
 #include "agent/run/atomic_file.h"
-#include "bench/eval/roofline.h"
+#include "bench/suite/roofline.h"
 #include "config/paths.h"
 #include "config/read_file.h"
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "bench/device_kind.h"
-#include "bench/eval/machine.h"
-#include "bench/eval/problem.h"
+#include "bench/suite/machine.h"
+#include "bench/suite/problem.h"
 
 namespace pk::run {
 

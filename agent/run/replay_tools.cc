@@ -9,6 +9,7 @@
 #include "agent/episode_dir.h"
 #include "agent/run/pkb_binding.h"
 #include "agent/run/scheduler/allocated_gpus.h"
+#include "bench/suite/suite.h"
 #include "sandbox/gpu_devices.h"
 
 namespace pk::run {

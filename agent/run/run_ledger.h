@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "agent/run/shard.h"
-#include "bench/eval/problem.h"
 #include "bench/metrics/results_file.h"
+#include "bench/suite/problem.h"
 
 namespace pk::run {
 

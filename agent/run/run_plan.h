@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/device_kind.h"
-#include "bench/eval/problem.h"
 #include "bench/metrics/result.h"
+#include "bench/suite/problem.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::run {

@@ -10,6 +10,7 @@
 #include "agent/run/scheduler/allocated_gpus.h"
 #include "agent/scripted_client.h"
 #include "bench/eval/reference_cache.h"
+#include "bench/suite/suite.h"
 #include "config/paths.h"
 #include "sandbox/gpu_devices.h"
 

@@ -15,9 +15,9 @@
 #include "agent/run/pkb_tool/tool_texts.h"
 #include "agent/run/run_plan.h"
 #include "bench/eval/evaluate.h"
-#include "bench/eval/machine.h"
-#include "bench/eval/problem.h"
-#include "bench/eval/warm_pool.h"
+#include "bench/eval/sets/warm_pool.h"
+#include "bench/suite/machine.h"
+#include "bench/suite/problem.h"
 
 namespace pk::run {
 

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <set>
 #include <stdexcept>
 
@@ -11,6 +12,7 @@
 
 #include "agent/run/atomic_file.h"
 #include "bench/report/format.h"
+#include "config/enum_names.h"
 
 namespace pk::run {
 namespace fs = std::filesystem;
@@ -88,16 +90,15 @@ std::optional<shard_phase> live_phase(const std::string& slurm_state) {
   return std::nullopt;
 }
 
-std::string_view to_string(shard_phase p) {
-  switch (p) {
-    case shard_phase::unsubmitted: return "to run";
-    case shard_phase::pending: return "pending";
-    case shard_phase::running: return "running";
-    case shard_phase::done: return "done";
-    case shard_phase::failed: return "failed";
-  }
-  return "?";
-}
+constexpr std::array<pk::config::enum_name<shard_phase>, 5> shard_phase_names = {{
+    {shard_phase::unsubmitted, "to run"},
+    {shard_phase::pending, "pending"},
+    {shard_phase::running, "running"},
+    {shard_phase::done, "done"},
+    {shard_phase::failed, "failed"},
+}};
+
+std::string_view to_string(shard_phase p) { return pk::config::enum_to_string(shard_phase_names, p); }
 
 run_status read_status(const fs::path& out, std::optional<int> shard_count) {
   run_status st;

@@ -15,6 +15,7 @@
 #include "agent/run/run_status.h"
 #include "agent/run/runner.h"
 #include "agent/run/slurm.h"
+#include "bench/suite/suite.h"
 #include "sandbox/plan.h"
 
 namespace pk::run {

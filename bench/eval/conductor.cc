@@ -20,12 +20,19 @@ using clock = std::chrono::steady_clock;
 
 struct stop_conducting {};  // a failure was recorded in the outcome
 
+// Every rank's reply, by set; a set that was not asked has none.
+struct set_replies {
+  std::vector<json> candidate;
+  std::vector<json> reference;
+  std::vector<json>& of(set_role who) { return who == set_role::reference ? reference : candidate; }
+};
+
 // The stream of the timed calls' seeds; trial t's is stream t.
 constexpr std::uint64_t timing_stream = 0x7143ed0000000000ULL;
 
-class driver {
+class conductor {
  public:
-  driver(rank_set* ref, rank_set& cand, const conduct_plan& plan, seed_source& seeds, seed_source& secret)
+  conductor(rank_set* ref, rank_set& cand, const conduct_plan& plan, seed_source& seeds, seed_source& secret)
       : ref_(ref), cand_(cand), plan_(plan), seeds_(seeds), calls_(seeds.derive(timing_stream)), secret_(secret) {}
 
   conduct_outcome run() {
@@ -60,8 +67,8 @@ class driver {
 
   // Waits for every rank of `sets` to answer; then, unless the sets are about to leave, stops them
   // until their next command: nothing of a set runs while the other is timed.
-  std::vector<std::vector<json>> await(std::vector<rank_set*> sets, const std::string& phase, double timeout_s,
-                                       bool pause_after = true) {
+  set_replies await(const std::vector<rank_set*>& sets, const std::string& phase, double timeout_s,
+                    bool pause_after = true) {
     std::vector<std::vector<json>> replies;
     const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
                                              std::chrono::duration<double>(timeout_s));
@@ -73,7 +80,10 @@ class driver {
     }
     if (pause_after)
       for (rank_set* s : sets) s->pause();
-    return replies;
+    set_replies named;
+    for (std::size_t i = 0; i < sets.size(); ++i)
+      (sets[i] == &cand_ ? named.candidate : named.reference) = std::move(replies[i]);
+    return named;
   }
 
   // The candidate's reply is a claim: a malformed one is the candidate's failure.
@@ -107,10 +117,10 @@ class driver {
   void ready() {
     if (plan_.progress) plan_.progress("starting the ranks (imports, process groups)");
     const auto replies = await(both(), "import", plan_.compile_timeout_s);
-    for (const json& r : replies[0]) threads_before_ = std::max(threads_before_, r.value("threads_before", 1));
+    for (const json& r : replies.candidate) threads_before_ = std::max(threads_before_, r.value("threads_before", 1));
     // How the reference's ranks hold the GPU before a block (the candidate's say the same, as a claim).
     if (ref_)
-      for (const json& r : replies[1])
+      for (const json& r : replies.reference)
         if (const std::string h = r.value("hold", ""); !h.empty() && h != "every multiprocessor") hold_note_ = h;
     // Without a sandbox the ranks have no pid namespace of their own: count their descendants.
     sandboxed_ = plan_.sandboxed;
@@ -141,10 +151,10 @@ class driver {
         s->send(r, {{"cmd", "trial"}, {"trial", t}, {"seed", seeds[static_cast<std::size_t>(r)]},
                     {"shared_seed", shared}, {"file", rec.file}});
     const auto replies = await(sets, phase, plan_.phase_timeout_s);
-    threads_check(replies[0], phase);
+    threads_check(replies.candidate, phase);
     if (with_ref) {
       std::vector<std::vector<bool>> mutated;
-      for (const json& r : replies[1]) mutated.push_back(r.value("mutated", std::vector<bool>{}));
+      for (const json& r : replies.reference) mutated.push_back(r.value("mutated", std::vector<bool>{}));
       rec.mutated = std::move(mutated);
     }
     census(phase);
@@ -187,7 +197,7 @@ class driver {
                 {"null", null},
                 {"calls", calls},
                 {"commit", commits}});
-    const auto replies = await({&s}, phase, plan_.phase_timeout_s, !commits)[0];
+    const auto replies = await({&s}, phase, plan_.phase_timeout_s, !commits).of(who);
     block_record b;
     b.who = who;
     b.null = null;
@@ -228,7 +238,7 @@ class driver {
   void commit(block_record& b, rank_set& s, const std::string& phase) {
     const auto t0 = clock::now();
     s.await_second_answer();
-    const auto replies = await({&s}, phase, plan_.phase_timeout_s)[0];
+    const auto replies = await({&s}, phase, plan_.phase_timeout_s).of(b.who);
     b.commit_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     if (b.who != set_role::candidate) return;
     last_commits_.assign(replies.size(), {});
@@ -328,8 +338,8 @@ class driver {
     ref_->resume();
     cand_.send_all(cmd);
     ref_->send_all(cmd);
-    const auto replies = await({&cand_, ref_}, fmt::format("timing {}", t), plan_.phase_timeout_s);
-    for (const json& r : replies[1]) c.mutated.push_back(r.value("mutated", std::vector<bool>{}));
+    const auto replies = await(both(), fmt::format("timing {}", t), plan_.phase_timeout_s);
+    for (const json& r : replies.reference) c.mutated.push_back(r.value("mutated", std::vector<bool>{}));
     for (const auto& rank : last_commits_) c.committed.push_back(rank.at(static_cast<std::size_t>(call)));
     out_.checks.push_back(std::move(c));
   }
@@ -361,7 +371,7 @@ class driver {
 
 conduct_outcome conduct(rank_set* reference, rank_set& candidate, const conduct_plan& plan, seed_source& seeds,
                         seed_source& secret) {
-  return driver(reference, candidate, plan, seeds, secret).run();
+  return conductor(reference, candidate, plan, seeds, secret).run();
 }
 
 }  // namespace pk::bench

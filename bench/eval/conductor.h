@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "bench/eval/output_commit.h"
-#include "bench/eval/rank_set.h"
 #include "bench/eval/seeds.h"
+#include "bench/eval/sets/rank_set.h"
 #include "bench/eval/timing_plan.h"
 
 namespace pk::bench {

@@ -15,21 +15,23 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/digest.h"
 #include "bench/eval/conductor.h"
-#include "bench/eval/digest.h"
-#include "bench/eval/jit_cache.h"
 #include "bench/eval/judging.h"
-#include "bench/eval/kr_torch_stage.h"
 #include "bench/eval/multicast_scan.h"
-#include "bench/eval/rank_set.h"
 #include "bench/eval/reference_cache.h"
-#include "bench/eval/roofline.h"
 #include "bench/eval/seeds.h"
-#include "bench/eval/staging.h"
+#include "bench/eval/sets/jit_cache.h"
+#include "bench/eval/sets/kr_torch_stage.h"
+#include "bench/eval/sets/rank_set.h"
+#include "bench/eval/sets/staging.h"
 #include "bench/eval/untrusted_file.h"
 #include "bench/eval/verdict_ladder.h"
+#include "bench/eval/worker_plan.h"
+#include "bench/suite/roofline.h"
 #include "config/paths.h"
 #include "config/read_file.h"
+#include "sandbox/config.h"
 #include "sandbox/environment.h"
 #include "sandbox/gpu_devices.h"
 #include "sandbox/mounts.h"
@@ -62,7 +64,7 @@ eval_report new_report(const problem& p, const fs::path& solution, const eval_op
   rep.device = o.device;
   rep.dtype = p.dtype;
   rep.trials_requested = o.trials;
-  rep.sandbox = o.isolation == sandbox::isolation::none ? "none" : "bwrap";
+  rep.sandbox = sandbox::to_string(o.isolation);
   if (o.hardware) {
     const roofline_bound b = roofline(p, o.world, *o.hardware);
     rep.roofline_ms = b.seconds() * 1e3;

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "bench/device_kind.h"
-#include "bench/eval/hardware_spec.h"
-#include "bench/eval/problem.h"
+#include "bench/eval/eval_report.h"
 #include "bench/eval/reference_cache.h"
-#include "bench/eval/report.h"
+#include "bench/eval/sets/warm_pool.h"
 #include "bench/eval/timing_plan.h"
-#include "bench/eval/warm_pool.h"
+#include "bench/suite/hardware_spec.h"
+#include "bench/suite/problem.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::bench {

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "bench/eval/rank_set.h"
-#include "bench/eval/report.h"
+#include "bench/eval/eval_report.h"
+#include "bench/eval/sets/rank_set.h"
 
 namespace pk::bench {
 

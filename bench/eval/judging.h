@@ -1,5 +1,5 @@
 // Judging what the two process sets recorded: per trial and per checked timing call, each rank's
-// candidate file against the reference's (bench/eval/compare.h), and the trials' timings into the
+// candidate file against the reference's (bench/eval/tensor_compare.h), and the trials' timings into the
 // report. The candidate's files are read only after its process set has ended, without following
 // links (bench/eval/untrusted_file.h), and no larger than a few times the reference's.
 #pragma once
@@ -9,10 +9,10 @@
 #include <map>
 #include <vector>
 
-#include "bench/eval/compare.h"
 #include "bench/eval/conductor.h"
+#include "bench/eval/eval_report.h"
 #include "bench/eval/output_commit.h"
-#include "bench/eval/report.h"
+#include "bench/eval/tensor_compare.h"
 
 namespace pk::bench {
 

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/eval/digest.h"
+#include "bench/digest.h"
 #include "config/paths.h"
 #include "config/read_file.h"
 #include "sandbox/process.h"

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/eval/digest.h"
+#include "bench/digest.h"
 #include "config/paths.h"
 #include "config/read_file.h"
 

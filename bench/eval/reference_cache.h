@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/device_kind.h"
-#include "bench/eval/problem.h"
+#include "bench/suite/problem.h"
 
 namespace pk::bench {
 

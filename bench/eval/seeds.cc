@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/eval/digest.h"
+#include "bench/digest.h"
 #include "config/read_file.h"
 
 namespace pk::bench {

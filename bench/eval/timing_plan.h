@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/eval/rank_set.h"
+#include "bench/eval/sets/rank_set.h"
 
 namespace pk::bench {
 

@@ -1,14 +1,27 @@
 #include "bench/eval/verdict_ladder.h"
 
+#include <array>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "bench/eval/evaluate.h"
+#include "config/enum_names.h"
 
 namespace pk::bench {
 
 namespace {
+
+constexpr std::array<config::enum_name<verdict_rung>, 8> rung_names = {{
+    {verdict_rung::source_scan, "source scan"},
+    {verdict_rung::guard_refusal, "guard refusal"},
+    {verdict_rung::post_run_scan, "post-run scan"},
+    {verdict_rung::background, "background"},
+    {verdict_rung::set_failure, "set failure"},
+    {verdict_rung::forged_record, "forged record"},
+    {verdict_rung::mismatch, "mismatch"},
+    {verdict_rung::correct, "correct"},
+}};
 
 ladder_verdict forbidden(verdict_rung rung, forbidden_reason reason, std::string message) {
   return {rung, {verdict::forbidden, reason, std::move(message), ""}};
@@ -26,17 +39,9 @@ std::optional<std::string> first_failure(const eval_report& rep, Failed failed) 
 }  // namespace
 
 std::string to_string(verdict_rung r) {
-  switch (r) {
-    case verdict_rung::source_scan: return "source scan";
-    case verdict_rung::guard_refusal: return "guard refusal";
-    case verdict_rung::post_run_scan: return "post-run scan";
-    case verdict_rung::background: return "background";
-    case verdict_rung::set_failure: return "set failure";
-    case verdict_rung::forged_record: return "forged record";
-    case verdict_rung::mismatch: return "mismatch";
-    case verdict_rung::correct: return "correct";
-  }
-  throw std::logic_error("verdict_rung out of range");
+  const std::string_view name = config::enum_to_string(rung_names, r, {});
+  if (name.empty()) throw std::logic_error("verdict_rung out of range");
+  return std::string(name);
 }
 
 ladder_verdict decide_verdict(const verdict_evidence& e) {

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/eval/eval_report.h"
 #include "bench/eval/failure_verdict.h"
-#include "bench/eval/rank_set.h"
-#include "bench/eval/report.h"
+#include "bench/eval/sets/rank_set.h"
 
 namespace pk::bench {
 

@@ -1,18 +1,34 @@
 #include "bench/metrics/result.h"
 
+#include <array>
 #include <cmath>
 #include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/enum_names.h"
+
 namespace pk::metrics {
 namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::string_view, 8> category_names = {
-    "primitive", "gemm_comm", "fused", "moe", "sequence_parallel", "optimizer", "domain", "upstream"};
+constexpr std::array<config::enum_name<category>, 8> category_names = {{
+    {category::primitive, "primitive"},
+    {category::gemm_comm, "gemm_comm"},
+    {category::fused, "fused"},
+    {category::moe, "moe"},
+    {category::sequence_parallel, "sequence_parallel"},
+    {category::optimizer, "optimizer"},
+    {category::domain, "domain"},
+    {category::upstream, "upstream"},
+}};
+
+constexpr std::array<config::enum_name<run_mode>, 2> mode_names = {{
+    {run_mode::agent, "agent"},
+    {run_mode::zeroshot, "zeroshot"},
+}};
 
 // Field access that names the field in every failure, so a reader's skip message says what to fix.
 class fields {
@@ -90,21 +106,13 @@ std::optional<double> roofline_fraction(const episode_result& r) {
   return *r.roofline_ms / r.timings->solution_ms;
 }
 
-std::string_view to_string(run_mode mode) { return mode == run_mode::agent ? "agent" : "zeroshot"; }
+std::string_view to_string(run_mode mode) { return config::enum_to_string(mode_names, mode); }
 
-std::string_view to_string(category cat) { return category_names[static_cast<std::size_t>(cat)]; }
+std::string_view to_string(category cat) { return config::enum_to_string(category_names, cat); }
 
-std::optional<run_mode> parse_mode(std::string_view text) {
-  if (text == "agent") return run_mode::agent;
-  if (text == "zeroshot") return run_mode::zeroshot;
-  return std::nullopt;
-}
+std::optional<run_mode> parse_mode(std::string_view text) { return config::enum_from_string(mode_names, text); }
 
-std::optional<category> parse_category(std::string_view text) {
-  for (std::size_t i = 0; i < category_names.size(); ++i)
-    if (category_names[i] == text) return static_cast<category>(i);
-  return std::nullopt;
-}
+std::optional<category> parse_category(std::string_view text) { return config::enum_from_string(category_names, text); }
 
 json to_json(const episode_result& r) {
   json timings = nullptr;

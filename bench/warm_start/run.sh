@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What warm rank sets save (bench/eval/warm_pool.h), and that they leak nothing. Figures on stdout,
+# What warm rank sets save (bench/eval/sets/warm_pool.h), and that they leak nothing. Figures on stdout,
 # one JSON report per step under OUT_DIR.
 #   usage: bench/warm_start/run.sh [OUT_DIR]      (PKAGENT=path/to/pkagent; DEVICE=cpu|cuda; WORLD=2;
 #          EVALS=20 evaluations for the start-up figures; LEAK_EVALS=200 for the leak check, 0 skips it;

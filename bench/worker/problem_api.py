@@ -32,7 +32,7 @@ class InputError(Exception):
 
 
 class Problem:
-    """The plan's "problem" object (bench/eval/problem.h, worker_plan)."""
+    """The plan's "problem" object (bench/eval/worker_plan.h)."""
 
     def __init__(self, d):
         self.id = int(d["id"])
@@ -277,7 +277,7 @@ def check_args(problem, args, ctx):
 
 
 # ---------------------------------------------------------------------------------------------------
-# Records for the judge. Leaves are visited in the judge's order (bench/eval/compare.cc, input_leaves):
+# Records for the judge. Leaves are visited in the judge's order (bench/eval/tensor_compare.cc, input_leaves):
 # depth first, dict keys before values, a sparse tensor's indices before its values.
 
 def _too_big(problem, t):
@@ -291,23 +291,30 @@ def _bits(t):
     return t.view(torch.uint8)
 
 
+def map_nest(fn, x):
+    """`x` with fn applied to each leaf, keeping the nesting: tuples and lists (not torch.Size, a shape)
+    and dict values are walked, everything else is a leaf. The one notion of a nest that records,
+    snapshots and the timed calls' copies share."""
+    if isinstance(x, (tuple, list)) and not isinstance(x, torch.Size):
+        return type(x)(map_nest(fn, v) for v in x)
+    if isinstance(x, dict):
+        return {k: map_nest(fn, v) for k, v in x.items()}
+    return fn(x)
+
+
 def snapshot(problem, args):
     """The inputs as they are now: tensors cloned, those above the digest threshold as their digest,
     other values as they are."""
-    def walk(x):
+    def leaf(x):
         if isinstance(x, torch.Tensor):
             if x.layout == torch.sparse_coo:
                 return x.detach().coalesce().clone()
             if _too_big(problem, x):
                 return tensor_file.Digest(x, counter_fill.digest(x))
             return x.detach().clone()
-        if isinstance(x, (tuple, list)) and not isinstance(x, torch.Size):
-            return type(x)(walk(v) for v in x)
-        if isinstance(x, dict):
-            return {k: walk(v) for k, v in x.items()}
         return x
 
-    return walk(args)
+    return map_nest(leaf, args)
 
 
 def _leaves(x):
@@ -340,16 +347,12 @@ def mutated(before, args):
 def recorded_inputs(problem, args):
     """The inputs as the candidate's record holds them after its call: in full, except tensors above the
     digest threshold in arguments that are not in place."""
-    def walk(x):
+    def leaf(x):
         if isinstance(x, torch.Tensor) and x.layout == torch.strided and _too_big(problem, x):
             return tensor_file.Digest(x, counter_fill.digest(x))
-        if isinstance(x, (tuple, list)) and not isinstance(x, torch.Size):
-            return type(x)(walk(v) for v in x)
-        if isinstance(x, dict):
-            return {k: walk(v) for k, v in x.items()}
         return x
 
-    return tuple(a if i in problem.in_place else walk(a) for i, a in enumerate(args))
+    return tuple(a if i in problem.in_place else map_nest(leaf, a) for i, a in enumerate(args))
 
 
 def reference_record(problem, inputs, trial, seeds, args, out, before, timed=False):

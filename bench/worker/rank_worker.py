@@ -176,13 +176,7 @@ def solution_of(mod, path):
 
 def tensors_of(x):
     """Clones every tensor in a nest of tuples/lists/dicts (keeping the nesting)."""
-    if type(x) is _Tensor:
-        return x.detach().clone()
-    if isinstance(x, (tuple, list)) and not isinstance(x, torch.Size):
-        return type(x)(tensors_of(v) for v in x)
-    if isinstance(x, dict):
-        return {k: tensors_of(v) for k, v in x.items()}
-    return x
+    return problem_api.map_nest(lambda v: v.detach().clone() if type(v) is _Tensor else v, x)
 
 
 def plain_output_problem(x, device, path="output"):

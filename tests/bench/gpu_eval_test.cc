@@ -11,10 +11,11 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
-#include "bench/eval/problem.h"
 #include "bench/metrics/results_file.h"
-#include "sandbox/gpu_devices.h"
+#include "bench/suite/problem.h"
+#include "bench/suite/suite.h"
 #include "eval_runner.h"
+#include "sandbox/gpu_devices.h"
 
 namespace pk::bench {
 namespace {

@@ -10,10 +10,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/eval/jit_cache.h"
 #include "bench/eval/output_commit.h"
 #include "bench/eval/process_census.h"
 #include "bench/eval/seeds.h"
+#include "bench/eval/sets/jit_cache.h"
 #include "config/paths.h"
 #include "config/read_file.h"
 #include "sandbox/process.h"

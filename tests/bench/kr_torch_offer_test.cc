@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/eval/kr_torch_stage.h"
+#include "bench/eval/sets/kr_torch_stage.h"
 #include "eval_runner.h"
 
 namespace pk::bench {

@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/eval/formula.h"
-#include "bench/eval/hardware_spec.h"
-#include "bench/eval/problem.h"
-#include "bench/eval/roofline.h"
+#include "bench/eval/worker_plan.h"
+#include "bench/suite/formula.h"
+#include "bench/suite/hardware_spec.h"
+#include "bench/suite/problem.h"
+#include "bench/suite/roofline.h"
+#include "bench/suite/suite.h"
 #include "config/toml_reader.h"
 
 namespace pk::bench {

@@ -1,4 +1,4 @@
-// Warm rank sets (bench/eval/warm_pool.h) on CPU, through `pkagent eval` with several solutions: each
+// Warm rank sets (bench/eval/sets/warm_pool.h) on CPU, through `pkagent eval` with several solutions: each
 // evaluation after the first takes ranks started while the one before was judged. A candidate that
 // marks its interpreter's globals, monkeypatches torch, and leaves a thread and a child behind has no
 // effect on the candidate judged after it, and its child does not outlive its evaluation.

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/eval/hardware_spec.h"
+#include "bench/suite/hardware_spec.h"
 #include "config/paths.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "bench/eval/machine.h"
+#include "bench/suite/machine.h"
 #include "config/read_file.h"
 #include "sandbox/gpu_topology.h"
 

@@ -18,11 +18,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "agent/transcript.h"
-#include "config/read_file.h"
-#include "bench/metrics/results_file.h"
 #include "agent/run/pkb_tool/python_env.h"
 #include "agent/run/pkb_tool/server.h"
+#include "agent/transcript.h"
+#include "bench/metrics/results_file.h"
+#include "bench/suite/suite.h"
+#include "config/read_file.h"
 #include "lease_check.h"
 #include "sandbox/gpu_devices.h"
 #include "sandbox/sandbox.h"

@@ -18,6 +18,7 @@
 #include "agent/model_choice.h"
 #include "agent/run/pkb_binding.h"
 #include "agent/run/pkb_tool/server.h"
+#include "bench/suite/suite.h"
 #include "config/paths.h"
 #include "fake_provider.h"
 

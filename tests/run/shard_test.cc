@@ -16,6 +16,7 @@
 #include "agent/run/shard.h"
 #include "agent/run/slurm_submit.h"
 #include "bench/metrics/results_file.h"
+#include "bench/suite/suite.h"
 
 namespace pk::run {
 namespace {

@@ -9,19 +9,20 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "agent/model_choice.h"
 #include "agent/run/final_score.h"
-#include "agent/run/problem_task.h"
-#include "agent/run/run_ledger.h"
-#include "agent/run/run_plan.h"
-#include "agent/run/zero_shot.h"
-#include "bench/eval/machine.h"
 #include "agent/run/pkb_tool/compiler_output.h"
 #include "agent/run/pkb_tool/profile.h"
 #include "agent/run/pkb_tool/protocol.h"
 #include "agent/run/pkb_tool/tool_texts.h"
-#include "agent/model_choice.h"
+#include "agent/run/problem_task.h"
+#include "agent/run/run_ledger.h"
+#include "agent/run/run_plan.h"
+#include "agent/run/zero_shot.h"
 #include "agent/scripted_client.h"
 #include "agent/transcript.h"
+#include "bench/suite/machine.h"
+#include "bench/suite/suite.h"
 #include "config/paths.h"
 #include "config/read_file.h"
 #include "fake_provider.h"
@@ -244,7 +245,7 @@ TEST(ProblemText, RendersEveryFactTheModelNeeds) {
   EXPECT_EQ(md.find("{{"), std::string::npos) << md;
 }
 
-// The machine section from what the driver says of the leased GPUs (bench/eval/machine.h), never a spec
+// The machine section from what the driver says of the leased GPUs (bench/suite/machine.h), never a spec
 // of another machine.
 std::string machine_section(const std::string& md) {
   const auto start = md.find("## The machine");

@@ -7,7 +7,7 @@
 #include "agent/run/pkb_tool/tool_texts.h"
 #include "agent/run/scheduler/gpu_scheduler.h"
 #include "bench/eval/evaluate.h"
-#include "bench/eval/problem.h"
+#include "bench/suite/problem.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::pkb {

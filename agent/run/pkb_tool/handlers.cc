@@ -12,8 +12,8 @@
 
 #include "agent/run/pkb_tool/compiler_output.h"
 #include "agent/run/pkb_tool/profile.h"
+#include "bench/eval/eval_report.h"
 #include "bench/eval/multicast_scan.h"
-#include "bench/eval/report.h"
 #include "config/paths.h"
 #include "config/read_file.h"
 

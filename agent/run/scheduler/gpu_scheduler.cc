@@ -1,12 +1,15 @@
 #include "agent/run/scheduler/gpu_scheduler.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "config/enum_names.h"
 
 namespace pk::scheduler {
 namespace {
@@ -19,15 +22,14 @@ double unix_now() {
 
 }  // namespace
 
-std::string_view to_string(refusal reason) {
-  switch (reason) {
-    case refusal::over_cap: return "over_cap";
-    case refusal::too_large: return "too_large";
-    case refusal::cancelled: return "cancelled";
-    case refusal::shut_down: return "shut_down";
-  }
-  return "unknown";
-}
+constexpr std::array<pk::config::enum_name<refusal>, 4> refusal_names = {{
+    {refusal::over_cap, "over_cap"},
+    {refusal::too_large, "too_large"},
+    {refusal::cancelled, "cancelled"},
+    {refusal::shut_down, "shut_down"},
+}};
+
+std::string_view to_string(refusal reason) { return pk::config::enum_to_string(refusal_names, reason, "unknown"); }
 
 // ---- lease ----
 

@@ -1,5 +1,5 @@
 """A problem's declarations (problem.toml) for the tests: the file itself, its formulas, and the "problem" part
-of the worker's plan that pkagent builds from it (bench/eval/problem.cc, worker_plan)."""
+of the worker's plan that pkagent builds from it (bench/eval/worker_plan.cc)."""
 
 import ast
 import math
