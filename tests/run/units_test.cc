@@ -15,6 +15,7 @@
 #include "agent/run/run_plan.h"
 #include "agent/run/zero_shot.h"
 #include "bench/eval/machine.h"
+#include "agent/run/pkb_tool/commands.h"
 #include "agent/run/pkb_tool/compiler_output.h"
 #include "agent/run/pkb_tool/profile.h"
 #include "agent/run/pkb_tool/protocol.h"
@@ -365,7 +366,7 @@ TEST(Profile, CsvIsSummedPerKernelWithUnitsApplied) {
 }
 
 const pkb::tool_texts& texts() {
-  static const auto t = pkb::tool_texts::load(config::data_path("prompts"));
+  static const auto t = pkb::tool_texts::load(config::data_path("prompts"), pkb::command_names());
   return t;
 }
 
