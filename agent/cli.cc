@@ -168,14 +168,104 @@ void add_episode(CLI::App& app, int& exit_code) {
   });
 }
 
+struct replay_args : agent_args {
+  std::string transcript, format = "md", model, out, workspace;
+  std::optional<bench::device_kind> device;
+  bool no_exec = false;
+  int from_step = -1;
+};
+
+// The transcript `given` names: the file itself, or the latest of an episode directory.
+fs::path transcript_named(const fs::path& given) {
+  if (!fs::is_directory(given)) return given;
+  auto t = latest_transcript(given);
+  if (!t) throw std::invalid_argument(fmt::format("{}: holds no transcript", given.string()));
+  return *t;
+}
+
+// The default directory of a replay is temporary: removed however the replay ends.
+struct removed_at_exit {
+  std::string dir;
+  ~removed_at_exit() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+};
+
+// Prints how each step of the re-executed episode `now` compares with the recorded `then`, and
+// both outcomes. Returns the exit status: 0 when no step differs.
+int report_replay(const transcript_file& then, const transcript_file& now, bool run_episode) {
+  int differing = 0;
+  for (const step_match& m : compare_observations(then, now)) {
+    fmt::print("step {:>3}: {}{}\n", m.step, to_string(m.result), m.detail.empty() ? "" : "  " + m.detail);
+    differing += m.result == step_match::differs || m.result == step_match::missing;
+  }
+  // A run episode's verdict comes from its final scoring, which a replay does not repeat.
+  fmt::print("outcome then: {}, {}\noutcome now:  {}, {}\n",
+             then.finished() ? then.outcome.value("reason", "?") : "unfinished",
+             verdict_text(then).value_or("no verdict (nothing scored it)"), now.outcome.value("reason", "?"),
+             verdict_text(now).value_or(run_episode ? "not scored again (`pkagent run` scores an episode on hidden inputs)"
+                                              : "no verdict (nothing scored it)"));
+  return differing == 0 ? 0 : 1;
+}
+
+// `pkagent replay` once its options are read: renders the transcript, forks it, or re-executes
+// its steps and compares. Returns the exit status.
+int replay(const replay_args& a, const tool_attacher& attach, const page_renderer& render_page) {
+  const fs::path file = transcript_named(a.transcript);
+  transcript_file t = read_transcript(file);
+  for (const auto& p : t.problems)
+    fmt::print(stderr, "{}:{}: {}\n", file.string(), p.line, p.reason);
+  if (a.format == "html") {
+    fmt::print("{}", render_page(file));
+    return t.problems.empty() ? 0 : 1;
+  }
+  if (a.no_exec) {
+    fmt::print("{}", render_transcript(t, a.format));
+    return t.problems.empty() ? 0 : 1;
+  }
+  if (t.header.is_null())
+    throw std::invalid_argument(fmt::format("{}: has no readable header; only --no-exec can show it", file.string()));
+  task_spec task = task_from_header(t.header);
+  if (!a.workspace.empty()) task.workspace = fs::absolute(a.workspace);
+  episode_options o = a.options(agent_config_from_json(t.header["config"]));
+  add_evaluator(o, task);
+  const bool fork = a.from_step >= 0;
+  if (fork && (a.model.empty() || a.out.empty()))
+    throw CLI::ValidationError("--from-step needs --model NAME and --out DIR");
+  fs::path out = a.out;
+  removed_at_exit tmp;
+  if (out.empty()) {
+    tmp.dir = (fs::temp_directory_path() / "pkagent-replay-XXXXXX").string();
+    if (!mkdtemp(tmp.dir.data())) throw std::runtime_error("cannot create a temporary directory");
+    out = fs::path(tmp.dir) / "run";
+  }
+  // The commands re-execute against what they used when recorded (a run episode's pkb tool).
+  std::unique_ptr<attached_tools> tools;
+  if (attach) tools = attach({t, out, or_default(a.prompts_dir, "prompts"), a.device}, o);
+  if (!tools && a.device)
+    throw std::invalid_argument(fmt::format("--device applies to episodes of `pkagent run`, whose commands used "
+                                            "the pkb tool; {} used none", file.string()));
+  if (tools && !a.quiet) fmt::print(stderr, "{}\n", tools->description());
+  if (fork) {
+    chosen_model m = a.choose(a.model);
+    o.model = m.config;
+    return exit_code_for(replay_episode(t, a.from_step, task, o, m.client.get(), out));
+  }
+  llm::model_config recorded;
+  recorded.name = t.header["model"].value("name", "?") + " (replayed)";
+  recorded.model = "replay";
+  o.model = recorded;
+  episode_result r = replay_episode(t, t.complete_steps(), task, o, nullptr, out);
+  const bool run_episode = tools != nullptr;
+  tools.reset();  // its server and leases end with the replay
+  const int status = report_replay(t, read_transcript(r.transcript), run_episode);
+  if (tmp.dir.empty()) fmt::print("new transcript: {}\n", r.transcript.string());
+  return status;
+}
+
 void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach, const page_renderer& render_page) {
-  struct args : agent_args {
-    std::string transcript, format = "md", model, out, workspace;
-    std::optional<bench::device_kind> device;
-    bool no_exec = false;
-    int from_step = -1;
-  };
-  auto a = std::make_shared<args>();
+  auto a = std::make_shared<replay_args>();
   CLI::App* c = app.add_subcommand("replay", "Replay a transcript: re-execute its actions and compare, "
                                              "render it, or fork it with another model");
   c->footer("Default: the recorded replies are played (no network), every action re-runs in a fresh "
@@ -199,84 +289,7 @@ void add_replay(CLI::App& app, int& exit_code, const tool_attacher& attach, cons
   bench::add_device_option(*c, a->device, "An episode of `pkagent run`: where its pkb commands run, cuda (GPU "
                                           "leases) or cpu (gloo); default: where the run ran");
   a->add(c);
-  c->callback([a, &exit_code, attach, render_page] {
-    fs::path file = a->transcript;
-    if (fs::is_directory(file)) {
-      auto t = latest_transcript(file);
-      if (!t) throw std::invalid_argument(fmt::format("{}: holds no transcript", file.string()));
-      file = *t;
-    }
-    transcript_file t = read_transcript(file);
-    for (const auto& p : t.problems)
-      fmt::print(stderr, "{}:{}: {}\n", file.string(), p.line, p.reason);
-    if (a->format == "html") {
-      fmt::print("{}", render_page(file));
-      exit_code = t.problems.empty() ? 0 : 1;
-      return;
-    }
-    if (a->no_exec) {
-      fmt::print("{}", render_transcript(t, a->format));
-      exit_code = t.problems.empty() ? 0 : 1;
-      return;
-    }
-    if (t.header.is_null())
-      throw std::invalid_argument(fmt::format("{}: has no readable header; only --no-exec can show it", file.string()));
-    task_spec task = task_from_header(t.header);
-    if (!a->workspace.empty()) task.workspace = fs::absolute(a->workspace);
-    episode_options o = a->options(agent_config_from_json(t.header["config"]));
-    add_evaluator(o, task);
-    const bool fork = a->from_step >= 0;
-    if (fork && (a->model.empty() || a->out.empty()))
-      throw CLI::ValidationError("--from-step needs --model NAME and --out DIR");
-    fs::path out = a->out;
-    // The default directory of a replay is temporary: removed however the replay ends.
-    struct removed_at_exit {
-      std::string dir;
-      ~removed_at_exit() {
-        std::error_code ec;
-        if (!dir.empty()) fs::remove_all(dir, ec);
-      }
-    } tmp;
-    if (out.empty()) {
-      tmp.dir = (fs::temp_directory_path() / "pkagent-replay-XXXXXX").string();
-      if (!mkdtemp(tmp.dir.data())) throw std::runtime_error("cannot create a temporary directory");
-      out = fs::path(tmp.dir) / "run";
-    }
-    // The commands re-execute against what they used when recorded (a run episode's pkb tool).
-    std::unique_ptr<attached_tools> tools;
-    if (attach) tools = attach({t, out, or_default(a->prompts_dir, "prompts"), a->device}, o);
-    if (!tools && a->device)
-      throw std::invalid_argument(fmt::format("--device applies to episodes of `pkagent run`, whose commands used "
-                                              "the pkb tool; {} used none", file.string()));
-    if (tools && !a->quiet) fmt::print(stderr, "{}\n", tools->description());
-    if (fork) {
-      chosen_model m = a->choose(a->model);
-      o.model = m.config;
-      exit_code = exit_code_for(replay_episode(t, a->from_step, task, o, m.client.get(), out));
-      return;
-    }
-    llm::model_config recorded;
-    recorded.name = t.header["model"].value("name", "?") + " (replayed)";
-    recorded.model = "replay";
-    o.model = recorded;
-    episode_result r = replay_episode(t, t.complete_steps(), task, o, nullptr, out);
-    const bool run_episode = tools != nullptr;
-    tools.reset();  // its server and leases end with the replay
-    transcript_file now = read_transcript(r.transcript);
-    int differing = 0;
-    for (const step_match& m : compare_observations(t, now)) {
-      fmt::print("step {:>3}: {}{}\n", m.step, to_string(m.result), m.detail.empty() ? "" : "  " + m.detail);
-      differing += m.result == step_match::differs || m.result == step_match::missing;
-    }
-    // A run episode's verdict comes from its final scoring, which a replay does not repeat.
-    fmt::print("outcome then: {}, {}\noutcome now:  {}, {}\n",
-               t.finished() ? t.outcome.value("reason", "?") : "unfinished",
-               verdict_text(t).value_or("no verdict (nothing scored it)"), now.outcome.value("reason", "?"),
-               verdict_text(now).value_or(run_episode ? "not scored again (`pkagent run` scores an episode on hidden inputs)"
-                                                : "no verdict (nothing scored it)"));
-    if (tmp.dir.empty()) fmt::print("new transcript: {}\n", r.transcript.string());
-    exit_code = differing == 0 ? 0 : 1;
-  });
+  c->callback([a, &exit_code, attach, render_page] { exit_code = replay(*a, attach, render_page); });
 }
 
 void add_models(CLI::App& app, int& exit_code) {

@@ -6,7 +6,7 @@
 
 #include "agent/action.h"
 #include "agent/episode.h"
-#include "agent/host_facts.h"
+#include "agent/host_summary.h"
 #include "agent/model_choice.h"
 #include "agent/observation.h"
 #include "agent/transcript.h"
@@ -179,7 +179,7 @@ class episode {
                           task_.check.empty() ? std::nullopt
                                               : std::optional(std::filesystem::absolute(task_.check).string())}};
     h.setup = episode_setup{opt_.cfg, opt_.seed, opt_.sandbox.isolation, opt_.sandbox.gpus, opt_.parent, opt_.tools};
-    h.host = host_facts();
+    h.host = host_summary();
     h.started_at = utc_now();
     return h;
   }

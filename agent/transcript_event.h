@@ -89,7 +89,7 @@ struct header_event {
   nlohmann::json model;                ///< model_record(): names, prices, the key's variable name
   task_record task;
   std::optional<episode_setup> setup;  ///< agent episodes only
-  nlohmann::json host;                 ///< host_facts()
+  nlohmann::json host;                 ///< host_summary()
   std::string started_at;              ///< UTC, ISO 8601
 };
 

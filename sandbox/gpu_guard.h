@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "sandbox/environment.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/spec.h"
 
 namespace pk::sandbox {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/run/pkb_tool/context.h"
+#include "agent/run/pkb_tool/request.h"
 #include "agent/run/pkb_tool/server.h"
 #include "agent/run/run_setup.h"
 #include "sandbox/sandbox.h"

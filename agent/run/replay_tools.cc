@@ -8,6 +8,7 @@
 
 #include "agent/episode_dir.h"
 #include "agent/run/pkb_binding.h"
+#include "agent/run/pkb_tool/commands.h"
 #include "agent/run/scheduler/allocated_gpus.h"
 #include "bench/suite/suite.h"
 #include "sandbox/gpu_devices.h"
@@ -106,7 +107,8 @@ run_setup tool_setup(const recorded_tool& rec, bench::device_kind device, const 
   setup.o.isolation = opt.sandbox.isolation;
   setup.machine = run_machine(device, rec.world, rec.hardware);
   setup.cfg = opt.cfg;
-  setup.tool_texts = std::make_shared<const pkb::tool_texts>(pkb::tool_texts::load(req.prompts_dir));
+  setup.tool_texts =
+      std::make_shared<const pkb::tool_texts>(pkb::tool_texts::load(req.prompts_dir, pkb::command_names()));
   setup.pkb_binary = find_pkb_binary({});
   return setup;
 }
@@ -164,7 +166,7 @@ std::unique_ptr<agent::attached_tools> attach_run_tools(const agent::replay_requ
   const auto suite = bench::load_suite(rec->suite.empty() ? bench::default_suite_dir() : rec->suite);
   const bench::problem& problem = recorded_problem(suite, *rec, req.recorded);
   run_setup setup = tool_setup(*rec, device, req, opt);
-  // Unchanged copies of the task's files are not scanned for multicast (pkb_tool/context.h).
+  // Unchanged copies of the task's files are not scanned for multicast (pkb_tool/request.h).
   setup.task_dir[problem.id] = agent::task_from_header(req.recorded.header).workspace;
   return std::make_unique<run_tools>(std::move(setup), problem, std::move(slots), req.out_dir, opt);
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/run/shard.h"
+#include "agent/run/slurm/shard.h"
 #include "bench/metrics/results_file.h"
 #include "bench/suite/problem.h"
 

@@ -40,7 +40,7 @@ struct run_options {
   std::filesystem::path agent_config;  ///< empty: config/agent.toml
   std::filesystem::path prompts;       ///< empty: prompts/
   std::filesystem::path models;        ///< empty: config/models.toml
-  std::filesystem::path hardware;      ///< empty: the spec matching the leased GPUs (bench/eval/machine.h)
+  std::filesystem::path hardware;      ///< empty: the spec matching the leased GPUs (bench/suite/machine.h)
   std::filesystem::path suite;         ///< empty: bench/problems
   sandbox::isolation isolation = sandbox::isolation::bwrap;
   int check_trials = 2;                ///< `pkb check`

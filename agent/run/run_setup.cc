@@ -6,6 +6,7 @@
 
 #include "agent/model_choice.h"
 #include "agent/prompt_template.h"
+#include "agent/run/pkb_tool/commands.h"
 #include "agent/run/problem_task.h"
 #include "agent/run/scheduler/allocated_gpus.h"
 #include "agent/scripted_client.h"
@@ -85,7 +86,8 @@ run_setup prepare_run(run_options o) {
   if (!setup.o.gpu_seconds_cap && setup.cfg.limits.gpu_seconds > 0)
     setup.o.gpu_seconds_cap = setup.cfg.limits.gpu_seconds;
   setup.prompts = agent::prompt_set::load(setup.prompts_dir);
-  setup.tool_texts = std::make_shared<const pkb::tool_texts>(pkb::tool_texts::load(setup.prompts_dir));
+  setup.tool_texts =
+      std::make_shared<const pkb::tool_texts>(pkb::tool_texts::load(setup.prompts_dir, pkb::command_names()));
   choose_run_model(setup);
   if (setup.o.mode == metrics::run_mode::agent) setup.pkb_binary = find_pkb_binary(setup.o.pkb_binary);
   if (setup.o.warm_ranks) setup.pool = std::make_unique<bench::warm_pool>();

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/host_facts.h"
+#include "agent/host_summary.h"
 #include "agent/model_choice.h"
 #include "agent/transcript.h"
 
@@ -95,7 +95,7 @@ agent::header_event zero_shot_header(const llm::model_config& model, const std::
   h.pkagent = agent::this_build();
   h.model = agent::model_record(model);
   h.task = {task_id, user, std::nullopt};
-  h.host = agent::host_facts();
+  h.host = agent::host_summary();
   h.started_at = agent::utc_now();
   return h;
 }

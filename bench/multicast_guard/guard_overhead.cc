@@ -32,6 +32,7 @@
 #include "sandbox/gpu_guard.h"
 #include "sandbox/plan.h"
 #include "sandbox/process.h"
+#include "sandbox/sandbox.h"
 
 namespace {
 

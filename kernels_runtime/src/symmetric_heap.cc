@@ -18,7 +18,7 @@ void check(cudaError_t e, const char* what) {
 
 /// The few driver calls the VMM backend needs, looked up through the runtime so that nothing links
 /// libcuda directly (binaries then start, and report "no GPU", on machines without a driver).
-struct driver {
+struct driver_api {
   decltype(&cuGetErrorString) get_error_string = nullptr;
   decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
   decltype(&cuMemCreate) create = nullptr;
@@ -31,8 +31,8 @@ struct driver {
   decltype(&cuMemExportToShareableHandle) export_handle = nullptr;
   decltype(&cuMemImportFromShareableHandle) import_handle = nullptr;
 
-  static const driver& get() {
-    static const driver d = load();
+  static const driver_api& get() {
+    static const driver_api d = load();
     return d;
   }
 
@@ -46,8 +46,8 @@ struct driver {
       throw error(std::string("kr heap: the driver has no ") + name + " (needs a CUDA 12+ driver)");
     fn = reinterpret_cast<F>(p);
   }
-  static driver load() {
-    driver d;
+  static driver_api load() {
+    driver_api d;
     bind(d.get_error_string, "cuGetErrorString");
     bind(d.granularity, "cuMemGetAllocationGranularity");
     bind(d.create, "cuMemCreate");
@@ -66,7 +66,7 @@ struct driver {
 void check(CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return;
   const char* text = nullptr;
-  if (driver::get().get_error_string(r, &text) != CUDA_SUCCESS || text == nullptr) text = "unknown error";
+  if (driver_api::get().get_error_string(r, &text) != CUDA_SUCCESS || text == nullptr) text = "unknown error";
   throw error(std::string("kr heap: ") + what + ": " + text);
 }
 
@@ -110,7 +110,7 @@ symmetric_heap::symmetric_heap(int device, const std::string& session, int rank,
 }
 
 void symmetric_heap::create_vmm() {
-  const driver& d = driver::get();
+  const driver_api& d = driver_api::get();
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -227,7 +227,7 @@ void symmetric_heap::release() noexcept {
     if (own_alloc_ != nullptr) cudaFree(own_alloc_);
     own_alloc_ = nullptr;
   } else if (reserved_ != 0 || own_handle_ != 0) {  // (nothing to do if the driver never loaded)
-    const driver& d = driver::get();
+    const driver_api& d = driver_api::get();
     for (int r = 0; r < comm_.world; ++r)
       if (comm_.base[r] != nullptr) d.unmap(reinterpret_cast<CUdeviceptr>(comm_.base[r]), block_bytes_);
     if (own_handle_ != 0) d.release(own_handle_);

@@ -104,18 +104,19 @@ static void* refusal_for(const char* name) {
   return (void*)refuse_unlisted;
 }
 
-/* ---- what the guard calls: the next in line, and the driver ------------------------------- */
+/* ---- what the guard calls: the next in line, and the real entry point ---------------------- */
 
 /* Per wrapped entry point, two functions: `outer`, the next definition in line (what the process
  * itself would reach: the driver, or a library in front of it such as Nsight Compute's
- * libcuda-injection.so), and `driver`, the definition in libcuda.so.1 itself (driver_object.h).
- * A library in front of the driver may forward its calls to the guard's wrapper (what its own
- * lookup found), so a wrapper re-entered on the same thread while its call to `outer` is under way
- * calls `driver` directly: the front library still sees every call once, and the chain ends. */
+ * libcuda-injection.so), and `real_entry`, the definition in libcuda.so.1 itself
+ * (driver_object.h). A library in front of the driver may forward its calls to the guard's wrapper
+ * (what its own lookup found), so a wrapper re-entered on the same thread while its call to `outer`
+ * is under way calls `real_entry` directly: the front library still sees every call once, and the
+ * chain ends. */
 struct next_in_line {
   const char* name;
-  void* outer;   /* the first non-guard definition seen; set once */
-  void* driver;  /* set once found */
+  void* outer;       /* the first non-guard definition seen; set once */
+  void* real_entry;  /* set once found */
 };
 
 static struct next_in_line next_get_proc_v1 = {"cuGetProcAddress", NULL, NULL};
@@ -153,11 +154,11 @@ static void remember(void** slot, void* p) {
   }
 }
 
-static void* driver_of(struct next_in_line* e) {
-  void* p = __atomic_load_n(&e->driver, __ATOMIC_ACQUIRE);
+static void* real_entry_of(struct next_in_line* e) {
+  void* p = __atomic_load_n(&e->real_entry, __ATOMIC_ACQUIRE);
   if (p) return p;
-  remember(&e->driver, driver_definition(e->name));
-  return __atomic_load_n(&e->driver, __ATOMIC_ACQUIRE);
+  remember(&e->real_entry, driver_definition(e->name));
+  return __atomic_load_n(&e->real_entry, __ATOMIC_ACQUIRE);
 }
 
 /* The next definition in line, for a call that reached the guard's export directly when no
@@ -170,23 +171,23 @@ static void* outer_of(struct next_in_line* e) {
   p = libc_dl()->dlsym(RTLD_NEXT, e->name);
   if (!p || is_guard_function(p)) {
     p = NULL;
-    void* driver = dlopen(PK_CUDA_DRIVER_SONAME, RTLD_NOLOAD | RTLD_LAZY);
-    if (driver) {
-      p = libc_dl()->dlsym(driver, e->name);
-      dlclose(driver);
+    void* library = dlopen(PK_CUDA_DRIVER_SONAME, RTLD_NOLOAD | RTLD_LAZY);
+    if (library) {
+      p = libc_dl()->dlsym(library, e->name);
+      dlclose(library);
     }
   }
-  remember(&e->outer, p && !is_guard_function(p) ? p : driver_of(e));
+  remember(&e->outer, p && !is_guard_function(p) ? p : real_entry_of(e));
   return __atomic_load_n(&e->outer, __ATOMIC_ACQUIRE);
 }
 
-/* What a wrapper calls now: `outer`, or the driver when re-entered from `outer` (*through_outer
- * then 0) or when `outer` is the driver. NULL: nothing to call. */
+/* What a wrapper calls now: `outer`, or the real entry point when re-entered from `outer`
+ * (*through_outer then 0) or when `outer` is the real entry point. NULL: nothing to call. */
 static void* callee(struct next_in_line* e, unsigned depth_now, int* through_outer) {
   *through_outer = 0;
-  if (depth_now > 0) return driver_of(e);
+  if (depth_now > 0) return real_entry_of(e);
   void* outer = outer_of(e);
-  *through_outer = outer && outer != driver_of(e);
+  *through_outer = outer && outer != real_entry_of(e);
   return outer;
 }
 

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const tool_texts& texts() {
-  static const auto t = tool_texts::load(config::data_path("prompts"));
+  static const auto t = tool_texts::load(config::data_path("prompts"), command_names());
   return t;
 }
 
@@ -88,11 +88,11 @@ TEST(PkbCommands, HelpTextsMustMatchTheTable) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const fs::path dir = tmpl;
   fs::copy(config::data_path("prompts"), dir, fs::copy_options::recursive);
-  EXPECT_NO_THROW(tool_texts::load(dir));
+  EXPECT_NO_THROW(tool_texts::load(dir, command_names()));
 
   std::ofstream(dir / "pkb" / "help" / "deploy.md") << "ship it\n";
   try {
-    tool_texts::load(dir);
+    tool_texts::load(dir, command_names());
     ADD_FAILURE() << "an extra help text was accepted";
   } catch (const agent::template_error& e) {
     EXPECT_NE(std::string(e.what()).find("deploy.md: pkb has no command 'deploy'"), std::string::npos) << e.what();
@@ -101,7 +101,7 @@ TEST(PkbCommands, HelpTextsMustMatchTheTable) {
 
   fs::remove(dir / "pkb" / "help" / "bench.md");
   try {
-    tool_texts::load(dir);
+    tool_texts::load(dir, command_names());
     ADD_FAILURE() << "a missing help text was accepted";
   } catch (const agent::template_error& e) {
     EXPECT_NE(std::string(e.what()).find("bench.md: missing"), std::string::npos) << e.what();

@@ -9,12 +9,12 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/run/merge.h"
 #include "agent/run/run_ledger.h"
-#include "agent/run/run_status.h"
 #include "agent/run/runner.h"
-#include "agent/run/shard.h"
-#include "agent/run/slurm_submit.h"
+#include "agent/run/slurm/merge.h"
+#include "agent/run/slurm/run_status.h"
+#include "agent/run/slurm/shard.h"
+#include "agent/run/slurm/slurm_submit.h"
 #include "bench/metrics/results_file.h"
 #include "bench/suite/suite.h"
 

@@ -11,6 +11,8 @@
 
 #include "agent/model_choice.h"
 #include "agent/run/final_score.h"
+#include "agent/run/pkb_tool/commands.h"
+#include "bench/suite/machine.h"
 #include "agent/run/pkb_tool/compiler_output.h"
 #include "agent/run/pkb_tool/profile.h"
 #include "agent/run/pkb_tool/protocol.h"
@@ -366,7 +368,7 @@ TEST(Profile, CsvIsSummedPerKernelWithUnitsApplied) {
 }
 
 const pkb::tool_texts& texts() {
-  static const auto t = pkb::tool_texts::load(config::data_path("prompts"));
+  static const auto t = pkb::tool_texts::load(config::data_path("prompts"), pkb::command_names());
   return t;
 }
 

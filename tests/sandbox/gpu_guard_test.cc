@@ -17,6 +17,7 @@
 
 #include "sandbox/plan.h"
 #include "sandbox/process.h"
+#include "sandbox/sandbox.h"
 #include "temp_dir.h"
 
 namespace pk::sandbox {

@@ -20,7 +20,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/run/slurm.h"
+#include "agent/run/slurm/slurm.h"
 
 namespace pk::run::test_support {
 namespace fs = std::filesystem;

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "agent/run/shard.h"
+#include "agent/run/slurm/shard.h"
 #include "bench/metrics/results_file.h"
 #include "sandbox/sandbox.h"
 #include "slurm_cluster.h"

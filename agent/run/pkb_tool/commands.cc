@@ -14,6 +14,8 @@ namespace {
 // The help texts' column: the synopses are padded to it, continuation lines indented to it.
 constexpr std::size_t help_column = 17;
 
+reply show_help(const context& ctx, request&) { return {0, usage_text(*ctx.texts)}; }
+
 }  // namespace
 
 const std::vector<command>& commands() {
@@ -32,6 +34,12 @@ const command* find_command(std::string_view name) {
   for (const command& c : commands())
     if (c.name == name || std::find(c.aliases.begin(), c.aliases.end(), name) != c.aliases.end()) return &c;
   return nullptr;
+}
+
+std::vector<std::string_view> command_names() {
+  std::vector<std::string_view> names;
+  for (const command& c : commands()) names.push_back(c.name);
+  return names;
 }
 
 std::string synopsis(const command& c) {

@@ -1,6 +1,7 @@
 // The commands of `pkb` in one table: each command's name, what it takes after its name, whether
 // it leases GPUs, and its handler. `pkb help` and the server's dispatch both come from it, and
-// each command's help text is prompts/pkb/help/<name>.md.
+// each command's help text is prompts/pkb/help/<name>.md. `help` is the table's own command, so
+// its handler lives here rather than among the handlers (handlers.h).
 #pragma once
 
 #include <optional>
@@ -8,10 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "agent/run/pkb_tool/context.h"
-#include "agent/run/pkb_tool/protocol.h"
+#include "agent/run/pkb_tool/request.h"
 
 namespace pk::pkb {
 
@@ -21,18 +19,6 @@ enum class argument_rule {
   command,  ///< `-- CMD...` (the `--` may be left out): a command line to run
   ignored,  ///< anything, unused
 };
-
-/// One request as its handler sees it.
-struct request {
-  std::string name;               ///< the command as typed
-  std::vector<std::string> args;  ///< what follows the name (for argument_rule::command: after `--`)
-  std::vector<int> gpus;          ///< leased for this request (commands that lease)
-  nlohmann::json& log;            ///< the request's pkb.jsonl line: handlers add what they found
-};
-
-/// Answers a request; throws std::invalid_argument for the model's mistakes (exit 2) and
-/// anything else for the tool's own failures (exit 3).
-using handler = reply (*)(const context& ctx, request& req);
 
 struct command {
   std::string_view name;
@@ -46,6 +32,8 @@ struct command {
 const std::vector<command>& commands();
 /// The command called `name` (or one of its aliases); null when there is none.
 const command* find_command(std::string_view name);
+/// The commands' names, in the table's order: the help texts tool_texts::load requires.
+std::vector<std::string_view> command_names();
 
 /// How the command is called: "check", "run -- CMD...".
 std::string synopsis(const command& c);

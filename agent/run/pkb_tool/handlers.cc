@@ -16,6 +16,7 @@
 #include "bench/eval/multicast_scan.h"
 #include "config/paths.h"
 #include "config/read_file.h"
+#include "sandbox/sandbox.h"
 
 namespace pk::pkb {
 namespace fs = std::filesystem;
@@ -175,7 +176,5 @@ reply profile_solution(const context& ctx, request& req) {
   req.log["output"] = r.output;  // the episode page shows each profile beside the step that asked for it
   return r;
 }
-
-reply show_help(const context& ctx, request&) { return {0, usage_text(*ctx.texts)}; }
 
 }  // namespace pk::pkb

@@ -1,8 +1,8 @@
-// The handlers of the pkb commands (the table is commands.h). Each answers one request with
+// The handlers of the pkb commands (the table is commands.h, which also answers `help`). Each answers one request with
 // text shaped for the model; those that lease GPUs run with the request's lease.
 #pragma once
 
-#include "agent/run/pkb_tool/commands.h"
+#include "agent/run/pkb_tool/request.h"
 
 namespace pk::pkb {
 
@@ -16,7 +16,5 @@ reply submit_solution(const context& ctx, request& req);
 reply profile_solution(const context& ctx, request& req);
 /// `run -- CMD...`: CMD in a fresh sandbox with the lease's GPUs.
 reply run_in_sandbox(const context& ctx, request& req);
-/// `help`: the usage.
-reply show_help(const context& ctx, request& req);
 
 }  // namespace pk::pkb

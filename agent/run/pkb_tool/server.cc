@@ -30,7 +30,7 @@ double epoch_seconds() {
 }  // namespace
 
 server::server(context ctx, fs::path socket_dir) : ctx_(std::move(ctx)), dir_(std::move(socket_dir)) {
-  if (!ctx_.texts) ctx_.texts = std::make_shared<const tool_texts>(tool_texts::load(config::data_path("prompts")));
+  if (!ctx_.texts) ctx_.texts = std::make_shared<const tool_texts>(tool_texts::load(config::data_path("prompts"), command_names()));
   fs::create_directories(dir_);
   fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                             fs::perms::others_read | fs::perms::others_exec);

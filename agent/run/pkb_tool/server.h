@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/run/pkb_tool/context.h"
 #include "agent/run/pkb_tool/protocol.h"
+#include "agent/run/pkb_tool/request.h"
 
 namespace pk::pkb {
 

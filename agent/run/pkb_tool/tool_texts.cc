@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "agent/run/pkb_tool/commands.h"
-
 namespace pk::pkb {
 namespace fs = std::filesystem;
 
@@ -11,14 +9,15 @@ namespace {
 
 // Exactly one help text per command: a missing one would leave the command out of `pkb help`,
 // an extra one would describe a command that does not exist.
-std::map<std::string, agent::prompt_template, std::less<>> load_help(const fs::path& dir) {
+std::map<std::string, agent::prompt_template, std::less<>> load_help(const fs::path& dir,
+                                                                     const std::vector<std::string_view>& commands) {
   std::map<std::string, agent::prompt_template, std::less<>> help;
-  for (const command& c : commands()) {
-    const fs::path file = dir / (std::string(c.name) + ".md");
+  for (const std::string_view name : commands) {
+    const fs::path file = dir / (std::string(name) + ".md");
     if (!fs::exists(file))
       throw agent::template_error(
           fmt::format("{}: missing: every pkb command needs its help text here", file.string()));
-    help.emplace(std::string(c.name), agent::prompt_template::load(file, {}));
+    help.emplace(std::string(name), agent::prompt_template::load(file, {}));
   }
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -32,7 +31,7 @@ std::map<std::string, agent::prompt_template, std::less<>> load_help(const fs::p
 
 }  // namespace
 
-tool_texts tool_texts::load(const fs::path& prompts_dir) {
+tool_texts tool_texts::load(const fs::path& prompts_dir, const std::vector<std::string_view>& commands) {
   const fs::path dir = prompts_dir / "pkb";
   auto text = [&](const char* name, std::set<std::string> vars) {
     return agent::prompt_template::load(dir / name, vars);
@@ -41,7 +40,7 @@ tool_texts tool_texts::load(const fs::path& prompts_dir) {
     return agent::prompt_template::load(dir / "profile" / name, vars);
   };
   tool_texts texts;
-  texts.help = load_help(dir / "help");
+  texts.help = load_help(dir / "help", commands);
   texts.usage = text("usage.md", {"commands"});
   texts.unknown_command = text("unknown_command.md", {"command"});
   texts.bad_arguments = text("bad_arguments.md", {"command", "needs_command"});

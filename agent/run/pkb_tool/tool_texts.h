@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "agent/prompt_template.h"
 
@@ -40,9 +42,10 @@ struct tool_texts {
   agent::prompt_template failed;               ///< {{command}} {{#tool_fault}} {{reason}}
   profile_texts profile;
 
-  /// Loads prompts_dir/pkb/. Throws agent::template_error naming the file and the fix, also when
-  /// help/ lacks a command of the table or holds one the table does not have.
-  static tool_texts load(const std::filesystem::path& prompts_dir);
+  /// Loads prompts_dir/pkb/ with one help text per command of `commands` (the table's names,
+  /// command_names() of commands.h). Throws agent::template_error naming the file and the fix, also
+  /// when help/ lacks one of `commands` or holds a text for a command not among them.
+  static tool_texts load(const std::filesystem::path& prompts_dir, const std::vector<std::string_view>& commands);
 };
 
 }  // namespace pk::pkb

@@ -1,4 +1,4 @@
-#include "agent/run/shard.h"
+#include "agent/run/slurm/shard.h"
 
 #include <algorithm>
 #include <charconv>

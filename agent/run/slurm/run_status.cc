@@ -1,4 +1,4 @@
-#include "agent/run/run_status.h"
+#include "agent/run/slurm/run_status.h"
 
 #include <signal.h>
 #include <unistd.h>

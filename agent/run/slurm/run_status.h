@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "agent/run/run_ledger.h"
-#include "agent/run/shard.h"
-#include "agent/run/slurm.h"
+#include "agent/run/slurm/shard.h"
+#include "agent/run/slurm/slurm.h"
 
 namespace pk::run {
 

@@ -1,4 +1,4 @@
-#include "agent/run/slurm_submit.h"
+#include "agent/run/slurm/slurm_submit.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,11 +10,11 @@
 #include <fmt/ranges.h>
 
 #include "agent/run/atomic_file.h"
-#include "agent/run/merge.h"
 #include "agent/run/run_ledger.h"
-#include "agent/run/run_status.h"
 #include "agent/run/runner.h"
-#include "agent/run/slurm.h"
+#include "agent/run/slurm/merge.h"
+#include "agent/run/slurm/run_status.h"
+#include "agent/run/slurm/slurm.h"
 #include "bench/suite/suite.h"
 #include "sandbox/plan.h"
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "agent/run/run_status.h"
+#include "agent/run/slurm/run_status.h"
 #include "bench/suite/problem.h"
 
 namespace pk::run {

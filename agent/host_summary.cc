@@ -1,4 +1,4 @@
-#include "agent/host_facts.h"
+#include "agent/host_summary.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 namespace pk::agent {
 
-nlohmann::json host_facts() {
+nlohmann::json host_summary() {
   utsname u{};
   uname(&u);
   const auto gpus = sandbox::list_host_gpus();

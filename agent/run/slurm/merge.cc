@@ -1,4 +1,4 @@
-#include "agent/run/merge.h"
+#include "agent/run/slurm/merge.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "agent/run/slurm.h"
+#include "agent/run/slurm/slurm.h"
 
 #include <unistd.h>
 

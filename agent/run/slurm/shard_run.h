@@ -5,7 +5,7 @@
 
 #include "agent/run/runner.h"
 #include "agent/run/scheduler/allocated_gpus.h"
-#include "agent/run/shard.h"
+#include "agent/run/slurm/shard.h"
 
 namespace pk::run {
 

@@ -1,4 +1,4 @@
-#include "agent/run/shard_run.h"
+#include "agent/run/slurm/shard_run.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "agent/run/atomic_file.h"
-#include "agent/run/run_status.h"
-#include "agent/run/slurm.h"
+#include "agent/run/slurm/run_status.h"
+#include "agent/run/slurm/slurm.h"
 
 namespace pk::run {
 namespace fs = std::filesystem;
