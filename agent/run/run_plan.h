@@ -50,7 +50,7 @@ struct run_options {
   std::optional<std::int64_t> max_output_tokens;  ///< per model reply; unset: the model's default
   std::filesystem::path pkb_binary;    ///< empty: `pkb` beside the running executable
   bool quiet = false;
-  bool warm_ranks = true;              ///< evaluations take rank sets started ahead (bench/eval/warm_pool.h)
+  bool warm_ranks = true;              ///< evaluations take rank sets started ahead (bench/eval/sets/warm_pool.h)
   std::string progress = "text";       ///< text (a live line on a terminal, else log lines) or json
   std::optional<double> max_dollars;   ///< model spend of the whole run, all parts together (run_ledger.h)
   std::optional<run_part> part;        ///< unset: the whole plan, into the run's own files
