@@ -1,14 +1,14 @@
-"""An attention layer with Ulysses sequence parallelism: all-to-alls trade the sequence split for a head split
-and back, around PKB's attention step, which mixes heads rather than tokens.
+"""An attention layer with Ulysses sequence parallelism: an all-to-all trades the sequence split for a head split,
+every rank attends over the whole sequence for its heads, and the inverse all-to-all trades back.
 
-Rank r holds hidden_states (B, S, hidden), the r-th of W consecutive blocks of the sequence, and its own weights
-w_qkv (3 * H * D, hidden) (q, k, v stacked, H = num_heads) and w_o (hidden, H * D). It projects its tokens to q,
-k, v (B, S, H, D) (input dtype throughout), and all-to-alls them so that it holds heads r*H/W .. (r+1)*H/W - 1 of
-all W * S tokens (k and v travel as one tensor, head by head). The attention step then works within each token:
-with h = H / W, for every token the h x h scores q_i . k_j * D^-0.5 between the rank's heads i and j (causal:
-j <= i) are softmaxed over j and weight the v_j (that is, q @ k^T on the (B, T, h, D) layout, as PKB computes
-it). An all-to-all returns every token's heads to the rank holding the token, and w_o projects them. Returns
-(B, S, hidden) in the input dtype. group None means the default group."""
+Rank r holds hidden_states (B, S, hidden), the r-th of W consecutive blocks of the sequence (T = W * S tokens),
+and its own weights w_qkv (3 * H * D, hidden) (q, k, v stacked, H = num_heads) and w_o (hidden, H * D). It
+projects its tokens to q, k, v (B, S, H, D) (input dtype throughout), and all-to-alls them so that it holds heads
+r*H/W .. (r+1)*H/W - 1 of all T tokens (k and v travel as one tensor, head by head); every token keeps the q, k and
+v its own rank's weights made. Then, for each of those heads, every token attends to the tokens of the whole
+sequence: softmax over j of q_i . k_j * D^-0.5 (causal: j <= i, positions counted over the whole sequence)
+weighting v_j. The inverse all-to-all returns every token's heads to the rank holding the token, and w_o projects
+them. Returns (B, S, hidden) in the input dtype. group None means the default group."""
 
 from typing import Optional
 
@@ -37,13 +37,15 @@ def _heads_to_sequence(x: torch.Tensor, group) -> torch.Tensor:
     return got.movedim(0, 2).reshape(B, T // world, world * h, D)
 
 
-def _attend_over_heads(q, k, v, scale: float, causal: bool) -> torch.Tensor:
-    """q, k, v (B, T, h, D): per token, softmax(q k^T * scale) v over its h heads."""
-    scores = torch.matmul(q, k.transpose(-2, -1)) * scale
-    if causal and q.shape[1] > 1:
-        later = torch.ones(scores.shape[-1], scores.shape[-1], dtype=torch.bool, device=q.device).triu(1)
+def _attend_over_sequence(q, k, v, scale: float, causal: bool) -> torch.Tensor:
+    """q, k, v (B, T, h, D): per head, softmax(q k^T * scale) v over the T tokens; returns (B, T, h, D)."""
+    q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # (B, h, T, D)
+    scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (B, h, T, T): query i, key j
+    if causal:
+        T = scores.shape[-1]
+        later = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
         scores = scores.masked_fill(later, float("-inf"))
-    return torch.matmul(F.softmax(scores, dim=-1), v)
+    return torch.matmul(F.softmax(scores, dim=-1), v).transpose(1, 2)
 
 
 def solution(hidden_states: torch.Tensor, w_qkv: torch.Tensor, w_o: torch.Tensor,
@@ -60,7 +62,7 @@ def solution(hidden_states: torch.Tensor, w_qkv: torch.Tensor, w_o: torch.Tensor
         kv = _sequence_to_heads(torch.stack([k, v], dim=3).reshape(B, S, 2 * num_heads, head_dim), group)
         kv = kv.view(B, kv.shape[1], num_heads // world, 2, head_dim)
         k, v = kv[:, :, :, 0], kv[:, :, :, 1]
-    out = _attend_over_heads(q, k, v, head_dim ** -0.5, causal)
+    out = _attend_over_sequence(q, k, v, head_dim ** -0.5, causal)
     if world > 1:
         out = _heads_to_sequence(out, group)
     return F.linear(out.reshape(B, S, -1), w_o)

@@ -58,7 +58,7 @@ def expected(name, args, W, mesh):
     if name.split("_")[0] in ("33", "34", "35", "36", "37", "38"):
         return sequence.ulysses(name, args, W), none
     if name == "39_ulysses_attention_e2e":
-        return sequence.ulysses_head_mixing(args, W), none
+        return sequence.ulysses_attention(args, W), none
     if name == "44_quantized_grad_allreduce":
         return gemms.int8_mean(args, W), none
     if name == "45_reducescatter_fused_rmsnorm":

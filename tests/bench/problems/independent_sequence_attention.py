@@ -1,5 +1,5 @@
 """The independent computations of the sequence- and context-parallel problems: Ulysses (33-39: the
-all-to-all layouts and the head-mixing end-to-end layer), ring and context-parallel attention (54-57: with
+all-to-all layouts and the end-to-end attention layer), ring and context-parallel attention (54-57: with
 TP, with pipeline stages, and the backward with DP), MAGI-1's range attention (77), the zigzag-sharded
 Hyena convolutions (71, 72) and the gated delta rule of Kimi and Gated DeltaNet (74, 75). Each runs over the
 whole sequence joined from every rank's shard, then cuts out each rank's part; shared here are softmax
@@ -30,9 +30,25 @@ def ulysses(name, args, W):
     return [torch.cat([x.chunk(W, dim=scatter)[r] for x in xs], dim=gather) for r in range(W)]
 
 
-def ulysses_head_mixing(args, W):
-    """39: every rank's own tokens, projected with its own weights; within each token, softmax attention among
-    the heads of each of the W head groups (PKB's attention step), then the output projection."""
+def ulysses_attention(args, W):
+    """39: every rank's tokens projected to q, k, v with that rank's own weights, joined into the whole sequence;
+    softmax attention of every head over the whole sequence; each rank's block projected with its own w_o."""
+    q, k, v = [], [], []
+    for x, w_qkv, _, _, heads, _ in args:
+        x, w_qkv = f64(x), f64(w_qkv)
+        B, S, _ = x.shape
+        for part, t in zip((q, k, v), (x @ w_qkv.T).view(B, S, 3, heads, -1).unbind(dim=2)):
+            part.append(t)
+    causal = args[0][5]
+    out = attention(torch.cat(q, dim=1), torch.cat(k, dim=1), torch.cat(v, dim=1), causal)  # (B, T, H, D)
+    return [block.reshape(block.shape[0], block.shape[1], -1) @ f64(a[2]).T
+            for block, a in zip(out.chunk(W, dim=1), args)]
+
+
+def ulysses_head_mixing_alone(args, W):
+    """Every rank's answer to 39 as PKB computes it, which needs no communication: its own tokens, projected
+    with its own weights; within each token, softmax attention among the heads of each of the W head groups,
+    then the output projection. 39 must tell this apart from its answer (test_problems.py)."""
     outs = []
     for x, w_qkv, w_o, _, heads, causal in args:
         x, w_qkv, w_o = f64(x), f64(w_qkv), f64(w_o)
@@ -45,6 +61,17 @@ def ulysses_head_mixing(args, W):
             scores = scores.masked_fill(torch.ones(h, h, dtype=torch.bool).triu(1), float("-inf"))
         mixed = torch.einsum("bsgij,bsgjd->bsgid", torch.softmax(scores, dim=-1), v)
         outs.append(mixed.reshape(B, S, -1) @ w_o.T)
+    return outs
+
+
+def local_attention_alone(args, W):
+    """Every rank's answer to 39 if it took its own block for the whole sequence (no communication)."""
+    outs = []
+    for x, w_qkv, w_o, _, heads, causal in args:
+        x, w_qkv, w_o = f64(x), f64(w_qkv), f64(w_o)
+        B, S, _ = x.shape
+        q, k, v = (x @ w_qkv.T).view(B, S, 3, heads, -1).unbind(dim=2)
+        outs.append(attention(q, k, v, causal).reshape(B, S, -1) @ w_o.T)
     return outs
 
 
