@@ -257,11 +257,12 @@ class live_group_test : public sandbox_test {
   }
 
   // Starts three writers, each appending to its log every few ms: a background child, a daemon
-  // in its own session, and a loop that forks a new short-lived process for every line.
-  void start(std::stop_token stop) {
+  // in its own session, and a loop that forks a new short-lived process for every line. The
+  // sleep's marker is the test's own, since ctest may run both tests side by side.
+  void start(std::stop_token stop, const std::string& marker) {
     s.stop = stop;
-    runner = std::jthread([this] {
-      r = run_cmd("sleep 4253.5 & "
+    runner = std::jthread([this, marker] {
+      r = run_cmd("sleep " + marker + " & "
                   "(while :; do echo x >> child.log; sleep 0.003; done) & "
                   "setsid sh -c 'while :; do echo x >> daemon.log; sleep 0.003; done' & "
                   "while :; do sh -c 'echo x >> forks.log'; done");
@@ -284,7 +285,7 @@ class live_group_test : public sandbox_test {
 
 TEST_F(live_group_test, freezes_every_process_inside_and_thaws_them) {
   std::stop_source stop;
-  start(stop.get_token());
+  start(stop.get_token(), "4253.5");
   ASSERT_TRUE(s.live->can_freeze()) << s.live->why_not();
   ASSERT_TRUE(s.live->freeze(true));
   std::this_thread::sleep_for(100ms);  // a write under way when the freeze came lands
@@ -308,12 +309,12 @@ TEST_F(live_group_test, freezes_every_process_inside_and_thaws_them) {
 
 TEST_F(live_group_test, a_frozen_sandbox_still_ends_at_its_timeout) {
   s.limits.wall = 3s;
-  start(std::stop_token());
+  start(std::stop_token(), "4254.5");
   ASSERT_TRUE(s.live->freeze(true)) << s.live->why_not();
   runner.join();
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(r.wall_seconds, 8.0);
-  EXPECT_EQ(count_host_processes("4253.5"), 0);
+  EXPECT_EQ(count_host_processes("4254.5"), 0);
 }
 
 TEST(sandbox_none_test, runs_unsandboxed_with_a_warning) {
