@@ -165,9 +165,10 @@ std::string render_text(const transcript_file& t) {
 }
 
 // One line of an observation as shown, and as compared: what a re-execution measures anew
-// masked (durations, speedups such as 1.02x, percentages of a bound or of peak, the call counts of
-// timing loops, GPU indices and UUIDs, which another lease may change) and the judge's cache note
-// removed. The judge's timing-check lines (noise flags) are left out altogether.
+// masked (durations, speedups such as 1.02x and their intervals with what they read, percentages
+// of a bound or of peak, the call counts of timing loops, GPU indices and UUIDs, which another
+// lease may change) and the judge's cache note removed. The judge's timing-check lines (noise
+// flags) are left out altogether.
 struct compared_line {
   int number;  ///< in the observation, from 1
   std::string shown, compared;
@@ -175,6 +176,7 @@ struct compared_line {
 
 std::vector<compared_line> comparable_lines(const std::string& s) {
   static const std::regex figures[] = {
+      std::regex(R"(\(\d+(\.\d+)?% interval [^)]*\))"),
       std::regex(R"(\d+(\.\d+)?(e[-+]?\d+)?\s*(ns|us|µs|ms|s|sec|secs|seconds|min)\b)"),
       std::regex(R"(\b\d+(\.\d+)?x\b)"),
       std::regex(R"(\d+(\.\d+)?\s*%)"),

@@ -66,10 +66,9 @@ metrics::episode_result make_result(const bench::problem& p, const bench::eval_r
   if (r.device == bench::device_kind::cuda) e.roofline_ms = r.roofline_ms;
   if (r.ok() && r.speedup && r.reference && r.candidate) {
     e.speedup = *r.speedup;
-    // Half the p10..p90 spread of the reference's calls, relative to its median: a speedup within
-    // it cannot be told from noise.
-    if (r.reference->median_ms > 0)
-      e.noise = (r.reference->p90_ms - r.reference->p10_ms) / (2 * r.reference->median_ms);
+    // How far the speedup stands above its interval's low end: "faster" (speedup > 1 + noise)
+    // then means the whole interval lies above 1.
+    if (r.interval && r.interval->low > 0) e.noise = std::max(0.0, *r.speedup / r.interval->low - 1);
     e.timings = metrics::timing{r.reference->median_ms, r.candidate->median_ms, static_cast<int>(r.trials.size())};
   }
   return e;

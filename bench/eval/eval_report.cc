@@ -71,7 +71,26 @@ std::string stats_text(const timing_stats& s) {
   return fmt::format("{} (p10 {}, p90 {})", duration(s.median_ms), duration(s.p10_ms), duration(s.p90_ms));
 }
 
+json interval_json(const std::optional<speedup_interval>& i) {
+  if (!i) return nullptr;
+  return {{"low", i->low}, {"high", i->high}, {"confidence", i->confidence}, {"pairs", i->pairs}};
+}
+
 }  // namespace
+
+std::string speedup_text(double speedup, const std::optional<speedup_interval>& interval) {
+  if (!interval) return fmt::format("{:.3f}x", speedup);
+  std::string reading;
+  if (interval->holds(1.0))
+    reading = fmt::format("the same as the reference within ±{:.1f}%",
+                          100 * std::max(interval->high - 1, 1 - interval->low));
+  else if (interval->low > 1)
+    reading = fmt::format("faster than the reference by at least {:.1f}%", 100 * (interval->low - 1));
+  else
+    reading = fmt::format("slower than the reference by at least {:.1f}%", 100 * (1 - interval->high));
+  return fmt::format("{:.3f}x ({:g}% interval {:.3f}-{:.3f} over {} pairs: {})", speedup,
+                     100 * interval->confidence, interval->low, interval->high, interval->pairs, reading);
+}
 
 json to_json(const eval_report& r) {
   json trials = json::array();
@@ -83,6 +102,7 @@ json to_json(const eval_report& r) {
     trials.push_back({{"trial", t.trial}, {"correct", t.correct}, {"ranks", ranks},
                       {"checked_calls", t.checked_calls}, {"reference", stats_json(t.reference)},
                       {"candidate", stats_json(t.candidate)}, {"speedup", opt(t.speedup)},
+                      {"speedup_interval", interval_json(t.interval)},
                       {"timing_flags", t.timing_flags}, {"wall_clock", t.wall_clock}});
   }
   return {{"problem", r.problem},
@@ -101,6 +121,7 @@ json to_json(const eval_report& r) {
           {"reference", stats_json(r.reference)},
           {"candidate", stats_json(r.candidate)},
           {"speedup", opt(r.speedup)},
+          {"speedup_interval", interval_json(r.interval)},
           {"max_abs_error", r.max_abs_error},
           {"max_rel_error", r.max_rel_error},
           {"timing_flags", r.timing_flags},
@@ -121,8 +142,8 @@ std::string render_text(const eval_report& r) {
   for (const auto& t : r.trials) {
     out += fmt::format("trial {}: {}", t.trial, t.correct ? "correct" : "mismatch");
     if (t.speedup)
-      out += fmt::format("  reference {}  candidate {}  speedup {:.3f}x", duration(t.reference->median_ms),
-                         duration(t.candidate->median_ms), *t.speedup);
+      out += fmt::format("  reference {}  candidate {}  speedup {}", duration(t.reference->median_ms),
+                         duration(t.candidate->median_ms), speedup_text(*t.speedup, t.interval));
     out += "\n";
     for (const auto& c : t.ranks)
       if (!c.ok) out += fmt::format("  rank {}: {}\n", c.rank, c.message);
@@ -135,7 +156,7 @@ std::string render_text(const eval_report& r) {
   if (r.speedup) {
     out += fmt::format("timing (max over ranks per call, median over {} calls each): reference {}, candidate {}\n",
                        r.candidate->calls, stats_text(*r.reference), stats_text(*r.candidate));
-    out += fmt::format("speedup: {:.3f}x   max error: {:.3g} absolute, {:.3g} relative", *r.speedup,
+    out += fmt::format("speedup: {}\nmax error: {:.3g} absolute, {:.3g} relative", speedup_text(*r.speedup, r.interval),
                        r.max_abs_error, r.max_rel_error);
     if (r.roofline_ms && *r.roofline_ms > 0)
       out += fmt::format("   roofline bound {} ({}-bound): candidate at {:.0f}% of it", duration(*r.roofline_ms),

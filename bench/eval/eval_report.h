@@ -32,6 +32,19 @@ struct timing_stats {
 };
 timing_stats stats_of(std::vector<double> ms);
 
+/// Where the true speedup lies at `confidence`: from the median of the pairs' ratios (each the
+/// reference's block against the candidate's neighbouring block), by the sign test.
+struct speedup_interval {
+  double low = 0, high = 0, confidence = 0;
+  int pairs = 0;
+
+  bool holds(double x) const { return low <= x && x <= high; }
+};
+
+/// "1.003x (99.9% interval 0.991-1.012 over 80 pairs: the same as the reference within ±1.2%)", or
+/// "faster" / "slower" where the interval leaves out 1.
+std::string speedup_text(double speedup, const std::optional<speedup_interval>& interval);
+
 struct rank_check {
   int rank = 0;
   bool ok = true;
@@ -51,7 +64,8 @@ struct trial_report {
   std::vector<std::string> timing_flags;  ///< what the timing cross-checks found
   bool wall_clock = false;        ///< timed by the judge's wall-clock (the candidate's clock failed)
   std::optional<timing_stats> reference, candidate;
-  std::optional<double> speedup;  ///< median(reference) / median(candidate)
+  std::optional<double> speedup;  ///< the median of the pairs' ratios (reference / candidate)
+  std::optional<speedup_interval> interval;
 };
 
 struct eval_report {
@@ -68,7 +82,8 @@ struct eval_report {
   std::string log;       ///< stderr tail of the rank that failed, when one did
   std::vector<trial_report> trials;
   std::optional<timing_stats> reference, candidate;  ///< pooled over trials
-  std::optional<double> speedup;
+  std::optional<double> speedup;             ///< pooled over every trial's pairs
+  std::optional<speedup_interval> interval;
   double max_abs_error = 0, max_rel_error = 0;  ///< over every compared call, rank and element
   std::vector<std::string> timing_flags;        ///< every trial's, prefixed with the trial
   std::optional<double> roofline_ms;

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "bench/eval/paired_stats.h"
 #include "bench/eval/untrusted_file.h"
 
 namespace pk::bench {
@@ -12,26 +15,36 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void summarize_timing(eval_report& r, trial_report& t, const std::vector<double>& reference_ms,
-                      const std::vector<double>& candidate_ms, const std::vector<timing_finding>& flags,
-                      bool wall_clock) {
-  t.wall_clock = wall_clock;
-  for (const auto& f : flags) {
+// The speedup and its interval share the cross-checks' confidence.
+constexpr double speedup_confidence = timing_thresholds{}.confidence;
+
+// The speedup from the pairs' log ratios: their median's exp, with its interval.
+void read_speedup(const std::vector<double>& log_ratios, std::optional<double>& speedup,
+                  std::optional<speedup_interval>& interval) {
+  if (log_ratios.empty()) return;
+  const median_interval m = median_with_interval(log_ratios, speedup_confidence);
+  speedup = std::exp(m.median);
+  interval = speedup_interval{std::exp(m.low), std::exp(m.high), speedup_confidence, static_cast<int>(m.n)};
+}
+
+void summarize_timing(eval_report& r, trial_report& t, const trial_timing& timing) {
+  t.wall_clock = timing.wall_clock;
+  for (const auto& f : timing.flags) {
     t.timing_flags.push_back(f.flag);
     r.timing_flags.push_back(fmt::format("trial {}: {}", t.trial, f.flag));
   }
-  if (reference_ms.empty() || candidate_ms.empty()) return;
-  t.reference = stats_of(reference_ms);
-  t.candidate = stats_of(candidate_ms);
-  if (t.candidate->median_ms > 0) t.speedup = t.reference->median_ms / t.candidate->median_ms;
+  if (timing.reference_ms.empty() || timing.candidate_ms.empty()) return;
+  t.reference = stats_of(timing.reference_ms);
+  t.candidate = stats_of(timing.candidate_ms);
+  read_speedup(timing.log_ratios, t.speedup, t.interval);
 }
 
 void summarize_pooled_timing(eval_report& r, const std::vector<double>& reference_ms,
-                             const std::vector<double>& candidate_ms) {
+                             const std::vector<double>& candidate_ms, const std::vector<double>& log_ratios) {
   if (reference_ms.empty() || candidate_ms.empty()) return;
   r.reference = stats_of(reference_ms);
   r.candidate = stats_of(candidate_ms);
-  if (r.candidate->median_ms > 0) r.speedup = r.reference->median_ms / r.candidate->median_ms;
+  read_speedup(log_ratios, r.speedup, r.interval);
 }
 
 }  // namespace
@@ -77,7 +90,7 @@ void judge_run(eval_report& rep, const conduct_outcome& run, const reference_out
                const fs::path& candidate_out, int world, const judge_rules& rules, bool perf) {
   auto rank_dir = [](int r) { return fs::path(fmt::format("rank{}", r)); };
   bool all_ok = true;
-  std::vector<double> ref_all, cand_all;
+  std::vector<double> ref_all, cand_all, log_ratios_all;
   for (const trial_record& t : run.trials) {
     trial_report tr;
     tr.trial = t.trial;
@@ -105,16 +118,17 @@ void judge_run(eval_report& rep, const conduct_outcome& run, const reference_out
       }
     }
     if (tr.correct && t.timing) {
-      summarize_timing(rep, tr, t.timing->reference_ms, t.timing->candidate_ms, t.timing->flags, t.timing->wall_clock);
+      summarize_timing(rep, tr, *t.timing);
       ref_all.insert(ref_all.end(), t.timing->reference_ms.begin(), t.timing->reference_ms.end());
       cand_all.insert(cand_all.end(), t.timing->candidate_ms.begin(), t.timing->candidate_ms.end());
+      log_ratios_all.insert(log_ratios_all.end(), t.timing->log_ratios.begin(), t.timing->log_ratios.end());
     }
     all_ok = all_ok && tr.correct;
     rep.trials.push_back(std::move(tr));
   }
   // The pooled timing is of a run whose every trial was correct; the verdict is the ladder's
   // (verdict_ladder.h).
-  if (all_ok && perf) summarize_pooled_timing(rep, ref_all, cand_all);
+  if (all_ok && perf) summarize_pooled_timing(rep, ref_all, cand_all, log_ratios_all);
 }
 
 }  // namespace pk::bench

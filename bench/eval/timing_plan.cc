@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/eval/paired_stats.h"
+
 namespace pk::bench {
 
 namespace {
@@ -44,17 +46,18 @@ double spread(const std::vector<double>& v) {
   return 2 * median(dev);
 }
 
-// The median over timed pairs of the candidate's figure less the reference's, where it exceeds
-// th.standard_errors standard errors of that median (and floor_ms, the clock's resolution); an excess of 0
-// otherwise. Both figures of a pair come from the same seeds and mechanics, so what loads both sets
-// alike drops out.
+// The median over timed pairs of the candidate's figure less the reference's, where the low end of
+// its interval passes the honest band: floor_ms (the clock's resolution) and band_ratio of the
+// reference's median (an offset two honest sets keep for a whole evaluation). Then the whole
+// median counts; an excess of 0 otherwise. Both figures of a pair come from the same seeds and
+// mechanics, so what loads both sets alike drops out.
 struct paired {
   double excess = 0, cand = 0, ref = 0;  ///< the excess; the candidate's and the reference's medians
 };
 
 template <class Field>
 paired paired_excess(const std::vector<block_record>& blocks, const timing_thresholds& th, double floor_ms,
-                     Field field) {
+                     double band_ratio, Field field) {
   std::map<int, std::pair<std::optional<double>, std::optional<double>>> by_pair;  // (reference, candidate)
   for (const auto& b : blocks)
     if (!b.null && b.pair >= 0)
@@ -70,10 +73,8 @@ paired paired_excess(const std::vector<block_record>& blocks, const timing_thres
   if (diffs.size() < th.min_samples) return p;
   p.cand = median(c);
   p.ref = median(r);
-  // A median's standard error from the spread: sigma = 1.4826 MAD, SE = 1.2533 sigma / sqrt(n).
-  const double se = 1.2533 * 1.4826 * (spread(diffs) / 2) / std::sqrt(static_cast<double>(diffs.size()));
-  const double excess = median(diffs);
-  if (excess > std::max(th.standard_errors * se, floor_ms)) p.excess = excess;
+  const median_interval excess = median_with_interval(diffs, th.confidence);
+  if (excess.low > std::max(floor_ms, band_ratio * p.ref)) p.excess = excess.median;
   return p;
 }
 
@@ -173,8 +174,10 @@ std::optional<timing_finding> late_commit(const trial_blocks& tb, const timing_t
   };
   const std::vector<double> ref_commits = commits(tb.ref), cand_commits = commits(tb.cand);
   if (ref_commits.empty() || cand_commits.empty()) return std::nullopt;
-  const double ref_commit = median(ref_commits), cand_commit = median(cand_commits);
-  if (!(cand_commit > th.late_commit_ratio * ref_commit + th.late_commit_floor_ms)) return std::nullopt;
+  const median_interval ref = median_with_interval(ref_commits, th.confidence),
+                        cand = median_with_interval(cand_commits, th.confidence);
+  if (!(cand.low > th.late_commit_ratio * ref.high + th.late_commit_floor_ms)) return std::nullopt;
+  const double ref_commit = ref.median, cand_commit = cand.median;
   timing_finding f{"timing.late_commit", 7,
                    fmt::format("the candidate's commits to its outputs took {:.3f} ms per block where the "
                                "reference's took {:.3f} ms: its outputs were made after its blocks answered, and "
@@ -199,14 +202,17 @@ std::optional<timing_finding> own_clock(const trial_blocks& tb, const timing_thr
       walls.push_back(implied(tb, *b, so_far));
       own.push_back(sum(b->ms));
     }
-    return std::pair{median(walls), median(own)};
+    return std::pair{median_with_interval(walls, th.confidence), median_with_interval(own, th.confidence)};
   };
-  const auto [ref_implied, ref_own] = ratio_parts(tb.ref);
-  const auto [cand_implied, cand_own] = ratio_parts(tb.cand);
-  const double ref_ratio = ref_own > 0 ? ref_implied / ref_own : 1.0;
+  const auto [ref_walls, ref_owns] = ratio_parts(tb.ref);
+  const auto [cand_walls, cand_owns] = ratio_parts(tb.cand);
+  // The reference's ratio at its most generous to the candidate: a busy host spreads both clocks.
+  const double ref_ratio = ref_owns.low > 0 ? ref_walls.high / ref_owns.low : 1.0;
   // Medians over a trial's blocks, so the judge's clock of one block jitters within block_jitter_ms.
-  if (!(cand_implied > th.own_clock_ratio * std::max(ref_ratio, 1.0) * cand_own + th.block_jitter_ms))
+  if (!(cand_walls.low > th.own_clock_ratio * std::max(ref_ratio, 1.0) * cand_owns.high + th.block_jitter_ms))
     return std::nullopt;
+  const double ref_implied = ref_walls.median, ref_own = ref_owns.median;
+  const double cand_implied = cand_walls.median, cand_own = cand_owns.median;
   timing_finding f{"timing.own_clock", 8,
                    fmt::format("the candidate's own clock reported {:.3f} ms per block where the judge's wall-clock "
                                "implies {:.3f} ms (the reference: {:.3f} and {:.3f}): both are timed by the "
@@ -222,7 +228,8 @@ std::optional<timing_finding> own_clock(const trial_blocks& tb, const timing_thr
 // candidate slower at it than the reference worked there on the block to come (family 4,
 // batch-and-skip): that excess is part of each of its blocks.
 std::optional<timing_finding> slow_build(const trial_blocks& tb, const timing_thresholds& th) {
-  const paired p = paired_excess(tb.all, th, th.block_jitter_ms, [](const block_record& b) { return b.prepare_ms; });
+  const paired p =
+      paired_excess(tb.all, th, th.block_jitter_ms, 0.0, [](const block_record& b) { return b.prepare_ms; });
   auto f = excess_finding(
       p, "timing.build", 4,
       "building a block's inputs took the candidate {:.3f} ms where it took the reference {:.3f} ms (the same "
@@ -239,7 +246,8 @@ std::optional<timing_finding> slow_build(const trial_blocks& tb, const timing_th
 // which holds the whole GPU): by its own clock, that excess counts in each of its blocks. (The
 // wall-clock holds it anyway.)
 std::optional<timing_finding> long_span(const trial_blocks& tb, const timing_thresholds& th) {
-  const paired p = paired_excess(tb.all, th, th.event_resolution_ms, [](const block_record& b) { return b.gap_ms; });
+  const paired p = paired_excess(tb.all, th, th.event_resolution_ms, th.span_band_ratio,
+                                 [](const block_record& b) { return b.gap_ms; });
   auto f = excess_finding(
       p, "timing.span", 5,
       "the candidate's blocks spent {:.3f} ms between and before their calls where the reference's spent {:.3f} "
@@ -274,8 +282,10 @@ std::optional<timing_finding> after_switch(const trial_blocks& tb, const timing_
   const auto [ref_after_cand, ref_after_ref] = split(tb.ref, set_role::reference);
   const auto [cand_after_ref, cand_after_cand] = split(tb.cand, set_role::candidate);
   if (ref_after_cand.size() < th.min_samples || ref_after_ref.size() < th.min_samples) return std::nullopt;
-  const double slow = median(ref_after_cand), fast = median(ref_after_ref);
-  if (!(slow > th.after_switch_ratio * fast + th.after_switch_floor_ms)) return std::nullopt;
+  const median_interval slow_i = median_with_interval(ref_after_cand, th.confidence),
+                        fast_i = median_with_interval(ref_after_ref, th.confidence);
+  if (!(slow_i.low > th.after_switch_ratio * fast_i.high + th.after_switch_floor_ms)) return std::nullopt;
+  const double slow = slow_i.median, fast = fast_i.median;
   const bool cand_too = cand_after_cand.size() >= th.min_samples;
   auto or_dash = [](const std::vector<double>& v) {
     return v.empty() ? std::string("-") : fmt::format("{:.4f}", median(v));
@@ -332,9 +342,9 @@ std::vector<const block_record*> counted(const std::vector<const block_record*>&
 }
 
 // A call's time is its block's mean, with what `c` charges the candidate's blocks: work moved from
-// one call of a block into another counts where it was done.
-std::vector<double> call_times(const trial_blocks& tb, const std::vector<const block_record*>& bs,
-                               const timing_charge& c) {
+// one call of a block into another counts where it was done. Per block.
+std::vector<double> block_times(const trial_blocks& tb, const std::vector<const block_record*>& bs,
+                                const timing_charge& c) {
   std::vector<double> out;
   for (const auto* b : bs) {
     const double n = static_cast<double>(std::max<std::size_t>(1, b->ms.size()));
@@ -342,8 +352,25 @@ std::vector<double> call_times(const trial_blocks& tb, const std::vector<const b
     const double own = sum(b->ms) + (cand_block ? c.own_clock_ms : 0.0);
     double each = ((c.wall_clock ? wall_clock_ms(tb, *b, c) : own) + (cand_block ? c.block_ms : 0.0)) / n;
     if (cand_block && c.longest_call) each = std::max(each, longest(b->ms));
-    out.insert(out.end(), b->ms.size(), each);
+    out.push_back(each);
   }
+  return out;
+}
+
+// Each block's time once per call of it.
+std::vector<double> call_times(const std::vector<const block_record*>& bs, const std::vector<double>& per_block) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < bs.size(); ++i) out.insert(out.end(), bs[i]->ms.size(), per_block[i]);
+  return out;
+}
+
+// The k-th counted reference block against the k-th counted candidate block: neighbours in time
+// (the order A B B A keeps them within a pair or two), so drift over the trial drops out of each
+// ratio.
+std::vector<double> log_ratios(const std::vector<double>& ref, const std::vector<double>& cand) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < std::min(ref.size(), cand.size()); ++i)
+    if (ref[i] > 0 && cand[i] > 0) out.push_back(std::log(ref[i] / cand[i]));
   return out;
 }
 
@@ -375,8 +402,12 @@ trial_timing judge_timing(const std::vector<block_record>& blocks, const timing_
   take(batching(tb, th));
 
   t.wall_clock = charge.wall_clock;
-  t.reference_ms = call_times(tb, counted(tb.ref, set_role::reference, charge.reference_after_own_only), charge);
-  t.candidate_ms = call_times(tb, counted(tb.cand, set_role::candidate, charge.candidate_after_own_only), charge);
+  const auto ref = counted(tb.ref, set_role::reference, charge.reference_after_own_only);
+  const auto cand = counted(tb.cand, set_role::candidate, charge.candidate_after_own_only);
+  const std::vector<double> ref_blocks = block_times(tb, ref, charge), cand_blocks = block_times(tb, cand, charge);
+  t.reference_ms = call_times(ref, ref_blocks);
+  t.candidate_ms = call_times(cand, cand_blocks);
+  t.log_ratios = log_ratios(ref_blocks, cand_blocks);
   return t;
 }
 

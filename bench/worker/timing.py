@@ -7,16 +7,19 @@ said; what a candidate's process reports is a claim that the judge cross-checks 
 wall-clock of the block.
 
 A GPU block: reset the L2 persisting carve-out, hold the GPU for `hold_ms` (the host enqueues the
-whole block meanwhile, so no timed call waits for a launch), then per call: a device-side barrier (a
-one-element all-reduce on the stream), an L2 flush (a write of twice the L2 size), CUDA events around
-the call, and a copy of its outputs taken after the end event (so a checked call is judged on what
-it returned, even if a later call reuses the buffer). The hold and the flush hold every
-multiprocessor (whole_gpu.py): once they are resident no kernel of another stream runs beside them,
-and one still running when they start delays them. Besides each call's time the block reports its span, from
-the end of the hold to the last call's end: what the span holds beyond the calls (barriers and
-flushes, the same in both sets) is compared between the sets by the judge. The block ends with a
-device-wide synchronisation, so work left on any stream of this process is inside the judge's
-wall-clock.
+whole block meanwhile, so no timed call waits for a launch), then one device-side barrier (a
+one-element all-reduce on the stream) and one L2 flush (a write of twice the L2 size), then the calls
+back to back, each between its CUDA events and followed by a copy of its outputs (so a checked call
+is judged on what it returned, even if a later call reuses the buffer). Every call's inputs were
+made before the flush, so each call still reads them cold; one barrier and one flush per block
+rather than per call keep the untimed mechanics small beside microsecond calls, where they would
+otherwise be many times the calls and their jitter the larger part of what the judge compares. The
+hold and the flush hold every multiprocessor (whole_gpu.py): once they are resident no kernel of
+another stream runs beside them, and one still running when they start delays them. Besides each
+call's time the block reports its span, from the end of the hold to the last call's end: what the
+span holds beyond the calls (the barrier, the flush and the copies, the same in both sets) is
+compared between the sets by the judge. The block ends with a device-wide synchronisation, so work
+left on any stream of this process is inside the judge's wall-clock.
 
 The functions used here are bound when this module is imported, before any candidate code runs.
 """
@@ -109,17 +112,18 @@ class Gpu:
                 self._whole.hold(hold_ms, stream)
             elif self.cycles_per_ms > 0:
                 _spin(int(hold_ms * self.cycles_per_ms))
+        events = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in calls]
         start = _Event(enable_timing=True)
         _record(start)
         t0 = _perf_counter()
+        _all_reduce(self.bar)
+        if self._whole is not None:
+            self._whole.flush(self.flush_buf, stream)
+        else:
+            self.flush_buf.zero_()
         pairs = []
         for i, call in enumerate(calls):
-            _all_reduce(self.bar)
-            if self._whole is not None:
-                self._whole.flush(self.flush_buf, stream)
-            else:
-                self.flush_buf.zero_()
-            s, e = _Event(enable_timing=True), _Event(enable_timing=True)
+            s, e = events[i]
             _record(s)
             out = call()
             _record(e)

@@ -90,7 +90,8 @@ TEST(replay, MeasuredFiguresAreComparedAsSuch) {
     return t;
   };
   const std::string then =
-      "trial 0: correct  reference 412.0 us  candidate 398.2 us  speedup 1.035x\n"
+      "trial 0: correct  reference 412.0 us  candidate 398.2 us  speedup 1.035x (99.9% interval 1.012-1.061 over 80 "
+      "pairs: faster than the reference by at least 1.2%)\n"
       "verdict: correct\n"
       "timing (max over ranks per call, median over 120 calls each): reference 0.412 ms (p10 0.401 ms)\n"
       "speedup: 1.035x   max error: 0 absolute, 0 relative   roofline bound 12.1 us (link-bound): candidate at 3% of it\n"
@@ -98,7 +99,8 @@ TEST(replay, MeasuredFiguresAreComparedAsSuch) {
       "wall time 3.1 s (reference outputs from the cache)\n"
       "GPU 0: NVIDIA H200 (UUID: GPU-0b5c2e4a-1111-2222-3333-444455556666)\n";
   const std::string now =
-      "trial 0: correct  reference 1.204 ms  candidate 1.1 ms  speedup 1.09x\n"
+      "trial 0: correct  reference 1.204 ms  candidate 1.1 ms  speedup 1.09x (99.9% interval 0.98-1.2 over 40 pairs: "
+      "the same as the reference within ±10.0%)\n"
       "verdict: correct\n"
       "timing (max over ranks per call, median over 87 calls each): reference 1.204 ms (p10 1.1 ms)\n"
       "speedup: 1.09x   max error: 0 absolute, 0 relative   roofline bound 12.1 us (link-bound): candidate at 1% of it\n"

@@ -1,9 +1,11 @@
 // The judge's reading of the two clocks: warm-up, hold, call counts, and the cross-checks that
 // catch a candidate whose own clock lies or whose leftover work slows the reference.
 #include <cmath>
+#include <random>
 
 #include <gtest/gtest.h>
 
+#include "bench/eval/paired_stats.h"
 #include "bench/eval/timing_plan.h"
 
 namespace pk::bench {
@@ -321,6 +323,120 @@ TEST(timing_plan, work_of_a_block_done_in_one_call_counts_as_its_longest_call) {
   const auto uneven = judge_timing(lump(trial(0.040, 0.040, 0.040), 0.066, 0.0335));
   EXPECT_TRUE(uneven.flags.empty()) << uneven.flags.front().flag;
   EXPECT_NEAR(median(uneven.candidate_ms), 0.040, 1e-9);
+}
+
+// A trial as the GPU host times it, every reading spread by a factor e^N(0, noise): ABBA pairs of
+// blocks of 5 calls, the reference's calls of call_ms, the candidate's of cand_call_ms (its clock
+// says so too), with gap_ms of barrier and flush in each reference block (the candidate's:
+// cand_gap_ratio times it, an offset that belongs to the pair of processes, plus hidden_ms of
+// work run there, outside its events); commits and builds where their times are given.
+struct measured_trial {
+  double call_ms = 0.0053, cand_call_ms = 0.0053;  ///< problem 1 at W=1 on one H200
+  double gap_ms = 0.035, cand_gap_ratio = 1, hidden_ms = 0;
+  double noise = 0.005;
+  double commit_ms = 0, prepare_ms = 0;
+  double null_wall_ms = 0.5;
+  unsigned seed = 1;
+};
+
+std::vector<block_record> measured(const measured_trial& m) {
+  std::mt19937 gen(m.seed);
+  std::normal_distribution<double> normal(0, 1);
+  auto jitter = [&] { return std::exp(m.noise * normal(gen)); };
+  auto null_block = [&] { return blk(set_role::reference, 0, m.null_wall_ms * jitter(), std::nullopt, true); };
+  std::vector<block_record> bs{null_block()};
+  std::optional<set_role> last;
+  for (int p = 0; p < 80; ++p) {
+    for (set_role who : p % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
+                                   : std::vector{set_role::candidate, set_role::reference}) {
+      const bool ref = who == set_role::reference;
+      block_record b = blk(who, 0, 0, last);
+      b.pair = p;
+      for (double& ms : b.ms) ms = (ref ? m.call_ms : m.cand_call_ms) * jitter();
+      const double gap = (ref ? m.gap_ms : m.gap_ms * m.cand_gap_ratio + m.hidden_ms) * jitter();
+      b.gap_ms = gap;
+      double calls = 0;
+      for (double ms : b.ms) calls += ms;
+      b.wall_ms = (m.null_wall_ms + calls + gap - m.gap_ms) * jitter();
+      if (m.commit_ms > 0) b.commit_ms = m.commit_ms * jitter();
+      if (m.prepare_ms > 0) b.prepare_ms = m.prepare_ms * jitter();
+      bs.push_back(b);
+      last = who;
+    }
+    if (p % 10 == 9) bs.push_back(null_block());
+  }
+  return bs;
+}
+
+median_interval speedup_of(const trial_timing& t) {
+  median_interval m = median_with_interval(t.log_ratios, timing_thresholds{}.confidence);
+  m.median = std::exp(m.median);
+  m.low = std::exp(m.low);
+  m.high = std::exp(m.high);
+  return m;
+}
+
+TEST(timing_plan, a_per_set_offset_in_the_mechanics_with_equal_calls_is_no_charge) {
+  // Problem 1's reference against itself on one H200 with a flush and barrier per call: 172 us of
+  // mechanics per block, 2% more in the candidate's process for the whole evaluation.
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    const auto bs = measured({.gap_ms = 0.172, .cand_gap_ratio = 1.02, .seed = seed});
+    const trial_timing t = judge_timing(bs);
+    EXPECT_TRUE(t.flags.empty()) << "seed " << seed << ": " << t.flags.front().flag;
+    const median_interval s = speedup_of(t);
+    EXPECT_TRUE(s.holds(1.0)) << "seed " << seed << ": " << s.low << "-" << s.high;
+    EXPECT_NEAR(s.median, 1.0, 0.02) << "seed " << seed;
+  }
+  // The band is what spares it: without one the offset is charged as hidden work.
+  timing_thresholds no_band;
+  no_band.span_band_ratio = 0;
+  const trial_timing charged = judge_timing(measured({.gap_ms = 0.172, .cand_gap_ratio = 1.02}), no_band);
+  ASSERT_FALSE(charged.flags.empty());
+  EXPECT_EQ(charged.flags.back().id, "timing.span");
+}
+
+TEST(timing_plan, hidden_work_twice_the_band_is_charged_and_half_of_it_is_within_the_bound) {
+  // One barrier and flush per block (35 us): the band is its floor, 2 us a block. A candidate
+  // that moves work of its calls into the gap, outside its events.
+  const timing_thresholds th;
+  const double band = std::max(th.event_resolution_ms, th.span_band_ratio * 0.035);
+  auto moved = [](double hidden) {
+    return measured({.cand_call_ms = 0.0053 - hidden / 5, .hidden_ms = hidden});
+  };
+  const trial_timing twice = judge_timing(moved(2 * band));
+  ASSERT_FALSE(twice.flags.empty());
+  EXPECT_EQ(twice.flags.back().id, "timing.span") << twice.flags.back().flag;
+  EXPECT_NEAR(speedup_of(twice).median, 1.0, 0.02) << "the charge takes back what was hidden";
+
+  // Half the band goes uncharged: the gain stays within band / (a block's calls), the bound
+  // docs/integrity.md states.
+  const trial_timing half = judge_timing(moved(band / 2));
+  EXPECT_TRUE(half.flags.empty()) << half.flags.front().flag;
+  const double gain = speedup_of(half).median;
+  EXPECT_GT(gain, 1.0);
+  EXPECT_LT(gain, 1.0 + band / (5 * 0.0053));
+}
+
+TEST(timing_plan, five_percent_more_work_reads_slower_with_an_interval_below_one) {
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const trial_timing t = judge_timing(measured({.cand_call_ms = 1.05 * 0.0053, .noise = 0.01, .seed = seed}));
+    EXPECT_TRUE(t.flags.empty()) << t.flags.front().flag;
+    const median_interval s = speedup_of(t);
+    EXPECT_NEAR(s.median, 1 / 1.05, 0.01) << "seed " << seed;
+    EXPECT_LT(s.high, 1.0) << "seed " << seed;
+  }
+}
+
+TEST(timing_plan, a_busy_hosts_spread_charges_an_honest_candidate_nothing) {
+  // A loaded 2-core CPU host: every reading (calls, wall-clocks, commits, builds) spread by 35%.
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    const auto bs = measured({.call_ms = 0.040, .cand_call_ms = 0.040, .gap_ms = 0.15, .noise = 0.35,
+                              .commit_ms = 0.1, .prepare_ms = 3.9, .null_wall_ms = 1.0, .seed = seed});
+    const trial_timing t = judge_timing(bs);
+    EXPECT_TRUE(t.flags.empty()) << "seed " << seed << ": " << t.flags.front().flag;
+    EXPECT_FALSE(t.wall_clock);
+    EXPECT_TRUE(speedup_of(t).holds(1.0)) << "seed " << seed;
+  }
 }
 
 }  // namespace
