@@ -1,5 +1,7 @@
 #include "agent/run/final_score.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "config/read_file.h"
@@ -64,11 +66,12 @@ metrics::episode_result make_result(const bench::problem& p, const bench::eval_r
   e.device = r.device;
   // The bound is of the GPU the hardware spec describes: on a CPU it would compare unlike things.
   if (r.device == bench::device_kind::cuda) e.roofline_ms = r.roofline_ms;
-  if (r.ok() && r.speedup && r.reference && r.candidate) {
+  // The judge reads a speedup with its interval, or neither.
+  if (r.ok() && r.speedup && r.interval && r.interval->low > 0 && r.reference && r.candidate) {
     e.speedup = *r.speedup;
     // How far the speedup stands above its interval's low end: "faster" (speedup > 1 + noise)
     // then means the whole interval lies above 1.
-    if (r.interval && r.interval->low > 0) e.noise = std::max(0.0, *r.speedup / r.interval->low - 1);
+    e.noise = std::max(0.0, *r.speedup / r.interval->low - 1);
     e.timings = metrics::timing{r.reference->median_ms, r.candidate->median_ms, static_cast<int>(r.trials.size())};
   }
   return e;

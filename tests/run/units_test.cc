@@ -89,6 +89,7 @@ TEST(FinalResult, RecordsDeviceBoundPricesAndTheWholeWallTime) {
   r.device = bench::device_kind::cuda;
   r.result = bench::verdict::correct;
   r.speedup = 1.5;
+  r.interval = bench::speedup_interval{1.25, 1.6, 0.999, 80};
   r.reference = bench::timing_stats{0.6, 0.55, 0.65, 100};
   r.candidate = bench::timing_stats{0.4, 0.38, 0.42, 100};
   r.roofline_ms = 0.1;
@@ -104,6 +105,9 @@ TEST(FinalResult, RecordsDeviceBoundPricesAndTheWholeWallTime) {
   EXPECT_DOUBLE_EQ(e.wall_seconds, 142) << "docs/results.md: start to result, the final scoring included";
   EXPECT_EQ(e.device, bench::device_kind::cuda);
   EXPECT_EQ(e.roofline_ms, 0.1);
+  ASSERT_TRUE(e.noise.has_value());
+  EXPECT_NEAR(*e.noise, 0.2, 1e-12) << "how far the speedup stands above its interval's low end";
+  EXPECT_TRUE(faster_beyond_noise(e));
   EXPECT_FALSE(e.dollars_known);
   EXPECT_NO_THROW(metrics::result_from_json(metrics::to_json(e)));
   r.device = bench::device_kind::cpu;  // the hardware spec's bound is of a GPU
