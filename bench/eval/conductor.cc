@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "bench/eval/process_census.h"
+#include "bench/suite/problem.h"
 
 namespace pk::bench {
 
@@ -148,8 +149,12 @@ class conductor {
     for (rank_set* s : sets) s->resume();
     for (rank_set* s : sets)
       for (int r = 0; r < world(); ++r)
-        s->send(r, {{"cmd", "trial"}, {"trial", t}, {"seed", seeds[static_cast<std::size_t>(r)]},
-                    {"shared_seed", shared}, {"file", rec.file}});
+        s->send(r, {{"cmd", "trial"},
+                    {"trial", t},
+                    {"seed", seeds[static_cast<std::size_t>(r)]},
+                    {"shared_seed", shared},
+                    {"file", rec.file},
+                    {"second_distribution", t == second_distribution_trial}});
     const auto replies = await(sets, phase, plan_.phase_timeout_s);
     threads_check(replies.candidate, phase);
     if (with_ref) {
@@ -177,7 +182,7 @@ class conductor {
       const auto t0 = clock::now();
       for (int r = 0; r < world(); ++r)
         s.send(r, {{"cmd", "prepare"}, {"trial", t}, {"seeds", seeds[static_cast<std::size_t>(r)]},
-                   {"shared_seed", shared}});
+                   {"shared_seed", shared}, {"second_distribution", t == second_distribution_trial}});
       await({&s}, fmt::format("timing {}", t), plan_.phase_timeout_s);
       prepare_ms_[slot(*who)] = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     }

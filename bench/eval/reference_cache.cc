@@ -37,7 +37,9 @@ std::uint64_t input_scheme_hash() {
   static const std::uint64_t h = [] {
     digest d;
     d.add("seeds: SHA-256 of the judge's key, the base seed, a stream and a counter; one stream per trial");
-    for (const char* f : {"problem_api.py", "counter_fill.py"}) d.add(f).add_file(config::data_path("bench/worker") / f);
+    d.add(fmt::format("trial {} draws from the second distribution", second_distribution_trial));
+    for (const char* f : {"problem_api.py", "counter_fill.py", "second_distribution.py"})
+      d.add(f).add_file(config::data_path("bench/worker") / f);
     return d.value();
   }();
   return h;

@@ -23,6 +23,11 @@ nlohmann::json worker_plan(const problem& p, int world) {
   };
   for (const output_decl& o : p.outputs) want_keys(o.rule);
   for (const input_decl& a : p.args) want_keys(a.rule);
+  json second = nullptr;
+  if (p.second && p.second->changes_anything())
+    second = {{"normal", to_string(p.second->normal)},
+              {"uniform", to_string(p.second->uniform)},
+              {"integers", to_string(p.second->integers)}};
   return {{"id", p.id},
           {"name", p.name()},
           {"dtype", p.dtype},
@@ -31,6 +36,7 @@ nlohmann::json worker_plan(const problem& p, int world) {
           {"args", args},
           {"in_place", p.in_place_positions()},
           {"judge_data", judge_data},
+          {"second_distribution", second},
           {"digest_above_bytes", input_digest_threshold_bytes}};
 }
 

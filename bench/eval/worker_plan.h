@@ -17,8 +17,9 @@ inline constexpr std::uint64_t input_digest_threshold_bytes = 64ull << 20;
 /// What the rank worker needs to know of the problem's format at world size `world` (the plan's
 /// "problem" object without the staged file paths): id, name, dtype, shape, mesh (axes and sizes, or
 /// null), args (name, type, dtype, group, in_place per positional argument), in_place (positions),
-/// judge_data (inputs.py functions the reference run records for tie-aware comparisons) and
-/// digest_above_bytes. docs/problem_format.md, "What the worker receives".
+/// judge_data (inputs.py functions the reference run records for tie-aware comparisons),
+/// digest_above_bytes and second_distribution (what each kind of draw becomes in the trial that draws
+/// from it, or null). docs/problem_format.md, "What the worker receives".
 nlohmann::json worker_plan(const problem& p, int world);
 
 }  // namespace pk::bench

@@ -1,6 +1,7 @@
 #include "bench/suite/problem.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <regex>
 #include <set>
@@ -12,6 +13,7 @@
 #include "bench/digest.h"
 #include "bench/metrics/result.h"
 #include "bench/suite/formula.h"
+#include "config/enum_names.h"
 #include "config/toml_reader.h"
 
 namespace pk::bench {
@@ -327,6 +329,45 @@ void read_declarations(config::table_reader& r, problem& p) {
   if (p.outputs.empty()) throw r.error("outputs", "missing: one [[outputs]] entry per leaf solution() returns");
 }
 
+constexpr std::array<config::enum_name<draw_change>, 4> draw_change_names = {{
+    {draw_change::same, "same"},
+    {draw_change::heavy_tailed, "heavy_tailed"},
+    {draw_change::shifted_scaled, "shifted_scaled"},
+    {draw_change::skewed, "skewed"},
+}};
+
+// One key of [second_distribution]: `allowed` names what that kind of draw may become.
+draw_change read_draw_change(config::table_reader& t, std::string_view key,
+                             std::initializer_list<draw_change> allowed) {
+  const std::string name = t.string(key).value_or("same");
+  const auto c = config::enum_from_string(draw_change_names, name);
+  if (!c || (*c != draw_change::same && std::find(allowed.begin(), allowed.end(), *c) == allowed.end())) {
+    std::vector<std::string_view> names{"same"};
+    for (draw_change a : allowed) names.push_back(to_string(a));
+    throw t.error(key, fmt::format("'{}': one of {}", name, fmt::join(names, ", ")));
+  }
+  return *c;
+}
+
+// [second_distribution]: what one trial draws instead of the usual values; every problem of our
+// format says, and says why where nothing changes.
+void read_second_distribution(config::table_reader& r, problem& p) {
+  auto t = r.table("second_distribution");
+  if (!t)
+    throw r.error("second_distribution",
+                  "missing: say what one trial draws instead of the usual values (docs/problem_format.md), e.g. "
+                  "[second_distribution] normal = \"heavy_tailed\"");
+  second_distribution d;
+  d.normal = read_draw_change(*t, "normal", {draw_change::heavy_tailed, draw_change::shifted_scaled});
+  d.uniform = read_draw_change(*t, "uniform", {draw_change::skewed});
+  d.integers = read_draw_change(*t, "integers", {draw_change::skewed});
+  d.why = t->string("why").value_or("");
+  if (!d.changes_anything() && d.why.empty())
+    throw t->error("why", "missing: every draw stays the same, so say why the problem's maths allows no other");
+  t->finish();
+  p.second = std::move(d);
+}
+
 // [roofline]: the bound's formulas ("0" for a term the file leaves out).
 void read_roofline(config::table_reader& r, problem& p) {
   if (auto roof = r.table("roofline")) {
@@ -338,6 +379,8 @@ void read_roofline(config::table_reader& r, problem& p) {
 }
 
 }  // namespace
+
+std::string_view to_string(draw_change c) { return config::enum_to_string(draw_change_names, c); }
 
 problem load_problem(const fs::path& dir) {
   const fs::path file = dir / "problem.toml";
@@ -354,6 +397,7 @@ problem load_problem(const fs::path& dir) {
   read_shapes(r, p);
   read_mesh(r, p);
   read_declarations(r, p);
+  read_second_distribution(r, p);
   read_roofline(r, p);
   r.finish();
 

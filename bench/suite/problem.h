@@ -37,6 +37,35 @@ struct input_decl {
   compare_rule rule;
 };
 
+/// How a draw of the problem's second distribution differs from the usual one (docs/problem_format.md,
+/// [second_distribution]).
+enum class draw_change {
+  same,            ///< drawn as usual
+  heavy_tailed,    ///< normal draws: mean + std * z * (1 - u)^(-1/3), a Pareto scale on each value
+  shifted_scaled,  ///< normal draws: mean + std and four times std
+  skewed,          ///< uniform and integer draws: the same range, low + (high - low) * u^3
+};
+std::string_view to_string(draw_change c);
+
+/// [second_distribution]: what the inputs of one trial of every evaluation of two or more trials
+/// (second_distribution_trial) draw instead of the usual values, so that an answer that assumes the
+/// usual distribution (a closed form, a clamp, a fixed scale) fails there.
+struct second_distribution {
+  draw_change normal = draw_change::same;
+  draw_change uniform = draw_change::same;
+  draw_change integers = draw_change::same;
+  std::string why;  ///< why every draw stays the same (required then; nothing is left to change)
+
+  bool changes_anything() const {
+    return normal != draw_change::same || uniform != draw_change::same || integers != draw_change::same;
+  }
+};
+
+/// The trial whose inputs come from the problem's second distribution: the second of every
+/// evaluation (so `pkb check`'s two visible trials show it too, and a trial's cached reference
+/// outputs never depend on how many trials ran).
+inline constexpr int second_distribution_trial = 1;
+
 /// One leaf (or subtree) of solution()'s return value: "output", "output[0]", "output[\"loss\"]".
 struct output_decl {
   std::string path;
@@ -62,6 +91,8 @@ struct problem {
   std::optional<mesh_decl> mesh;
   std::vector<input_decl> args;      ///< [[inputs]]: solution()'s arguments; empty in upstream mode
   std::vector<output_decl> outputs;  ///< empty in upstream mode: everything uses atol and rtol
+  /// Required in our format; upstream problems draw with PKB's generator, and have none.
+  std::optional<second_distribution> second;
   /// World sizes at which the problem's communication pattern degenerates (e.g. a ring of one), as the
   /// file's [degenerate] table names them; W = 1 is degenerate for every problem without being listed.
   std::vector<int> degenerate_worlds;

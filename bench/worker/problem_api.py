@@ -6,9 +6,10 @@ The rank worker uses it through a few calls:
     problem = Problem(plan["problem"])                  the declarations the plan carries
     inputs = Inputs(problem, inputs_module, rank, world, device)
                                                         after init_process_group: builds the groups, once
-    args = inputs.build(trial, {"rank": seed, "shared": shared_seed}, timed=False)
+    args = inputs.build(trial, {"rank": seed, "shared": shared_seed}, timed=False, second=False)
                                                         one call's arguments, checked against problem.toml
-                                                        (timed=True: a timed call's, from torch's generators)
+                                                        (timed=True: a timed call's, from torch's generators;
+                                                        second=True: from the second distribution)
     before = snapshot(problem, args)                    (reference) the inputs before the call
     trees, mutated = reference_record(problem, inputs, trial, seeds, args, out, before)
     trees = candidate_record(problem, args, out)        what tensor_file.write records
@@ -18,6 +19,7 @@ import itertools
 
 import counter_fill
 import generator_fill
+import second_distribution
 import tensor_file
 import torch
 import torch.distributed as dist
@@ -46,6 +48,9 @@ class Problem:
         self.judge_data = list(d.get("judge_data") or [])
         # Tensors above this many bytes are recorded as their digest; None: always in full.
         self.digest_above = d.get("digest_above_bytes")
+        # What each kind of draw becomes in the trial that draws from the second distribution; None:
+        # nothing changes (upstream problems).
+        self.second = d.get("second_distribution")
 
     def arg_name(self, i):
         return f"argument '{self.args[i]['name']}' (input[{i}])" if i < len(self.args) else f"input[{i}]"
@@ -202,15 +207,16 @@ class Inputs:
         self.groups = build_groups(problem, rank, world) if groups is None else groups
         self.seeds_of = seeds_of
 
-    def context(self, trial, seeds, timed=False):
+    def context(self, trial, seeds, timed=False, second=False):
         others = (lambda r: self.seeds_of(r, trial)) if self.seeds_of else None
-        return InputContext(self.problem, self.rank, self.world, trial, seeds, self.device, self.groups, others,
-                            generator_fill if timed else counter_fill)
+        usual = generator_fill if timed else counter_fill
+        fills = second_distribution.fills(usual, self.problem.second if second else None)
+        return InputContext(self.problem, self.rank, self.world, trial, seeds, self.device, self.groups, others, fills)
 
-    def build(self, trial, seeds, timed=False):
+    def build(self, trial, seeds, timed=False, second=False):
         """One call's arguments from its seeds ({"rank": ..., "shared": ...}), checked; a timed call's
-        (timed=True) from torch's generators."""
-        ctx = self.context(trial, seeds, timed)
+        (timed=True) from torch's generators; from the problem's second distribution where `second`."""
+        ctx = self.context(trial, seeds, timed, second)
         args = self.module.make_inputs(ctx, **self.problem.shape)
         if not isinstance(args, (tuple, list)):
             raise InputError(f"make_inputs returned a {type(args).__name__}, not the tuple of solution()'s arguments")
@@ -355,7 +361,7 @@ def recorded_inputs(problem, args):
     return tuple(a if i in problem.in_place else map_nest(leaf, a) for i, a in enumerate(args))
 
 
-def reference_record(problem, inputs, trial, seeds, args, out, before, timed=False):
+def reference_record(problem, inputs, trial, seeds, args, out, before, timed=False, second=False):
     """The reference run's record and its per-leaf mutated flags: outputs, the inputs before the call,
     the in-place arguments after it, and the judge data of tie-aware rules (keys functions may use
     collectives: every rank records together)."""
@@ -367,7 +373,7 @@ def reference_record(problem, inputs, trial, seeds, args, out, before, timed=Fal
                                  f"{problem.digest_above} bytes, so it cannot be compared")
         trees["in_place"] = tuple(args[i] for i in problem.in_place)
     if problem.judge_data:
-        ctx = inputs.context(trial, seeds, timed)
+        ctx = inputs.context(trial, seeds, timed, second)
         judge = {}
         for name in problem.judge_data:
             fn = getattr(inputs.module, name, None)

@@ -307,18 +307,18 @@ class Rank:
     def seeds(seed, shared_seed):
         return {"rank": int(seed), "shared": int(shared_seed)}
 
-    def inputs(self, trial, seed, shared_seed, timed=False):
+    def inputs(self, trial, seed, shared_seed, timed=False, second=False):
         return self.harness("make_inputs", lambda: self.problem_inputs.build(
-            trial, self.seeds(seed, shared_seed), timed))
+            trial, self.seeds(seed, shared_seed), timed, second))
 
     def snapshot(self, args):
         """The inputs as they are before the reference's call (bench/worker/problem_api.py)."""
         return self.harness("recording the inputs", lambda: problem_api.snapshot(self.problem, args))
 
-    def reference_record(self, trial, seeds, args, out, before, timed=False):
+    def reference_record(self, trial, seeds, args, out, before, timed=False, second=False):
         """The trees a reference call records, and which inputs it changed."""
         return self.harness("recording the reference's call", lambda: problem_api.reference_record(
-            self.problem, self.problem_inputs, trial, seeds, args, out, before, timed))
+            self.problem, self.problem_inputs, trial, seeds, args, out, before, timed, second))
 
     def call(self, args, what):
         try:
@@ -346,7 +346,8 @@ class Rank:
         what = f"trial {trial}"
         self.phase(what)
         seeds = self.seeds(c["seed"], c["shared_seed"])
-        args = self.inputs(trial, seeds["rank"], seeds["shared"])
+        second = bool(c.get("second_distribution", False))
+        args = self.inputs(trial, seeds["rank"], seeds["shared"], second=second)
         before = self.snapshot(args) if self.side == "reference" else None
         out = self.call(args, what)
         if self.cuda:
@@ -356,7 +357,7 @@ class Rank:
         self.check_plain(out, what)
         reply = {"ok": True, "threads": timing.active_threads()}
         if before is not None:
-            trees, reply["mutated"] = self.reference_record(trial, seeds, args, out, before)
+            trees, reply["mutated"] = self.reference_record(trial, seeds, args, out, before, second=second)
         else:
             trees = problem_api.candidate_record(self.problem, args, out)
         self.write(c["file"], trees, what)
@@ -367,11 +368,13 @@ class Rank:
         shared = int(c["shared_seed"])
         self.block_seeds = [int(s) for s in c["seeds"]]
         self.block_trial, self.block_shared = trial, shared
+        self.block_second = bool(c.get("second_distribution", False))
         # The last block's inputs and outputs go before the next ones are built: with both sets on
         # one GPU, holding two blocks' worth per process doubled the peak of large problems (68).
         self.block_outputs = []
         self.block_inputs = []
-        self.block_inputs = [self.inputs(trial, s, shared, timed=True) for s in self.block_seeds]
+        self.block_inputs = [self.inputs(trial, s, shared, timed=True, second=self.block_second)
+                             for s in self.block_seeds]
         if self.cuda:
             _synchronize()
         return {"ok": True}
@@ -452,9 +455,10 @@ class Rank:
         if self.side == "reference":
             # The inputs before the call, rebuilt from the call's seed (the generator is deterministic).
             seeds = self.seeds(self.block_seeds[j], self.block_shared)
-            before = self.snapshot(self.inputs(self.block_trial, seeds["rank"], seeds["shared"], timed=True))
+            before = self.snapshot(self.inputs(self.block_trial, seeds["rank"], seeds["shared"], timed=True,
+                                               second=self.block_second))
             trees, reply["mutated"] = self.reference_record(self.block_trial, seeds, self.block_inputs[j], out, before,
-                                                            timed=True)
+                                                            timed=True, second=self.block_second)
         else:
             trees = problem_api.candidate_record(self.problem, self.block_inputs[j], out)
         self.write(c["file"], trees, what)

@@ -71,6 +71,17 @@ TEST(judge_cli, wrong_values) {
   EXPECT_TRUE(r.report["trials"][0]["ranks"][0]["ok"]) << "rank 0 is right";
 }
 
+TEST(judge_cli, an_answer_right_only_on_the_usual_values_fails_in_trial_1) {
+  const auto one = eval_cpu("allreduce_usual_values_only.py", {}, 1);
+  ASSERT_TRUE(one.report.is_object()) << one.err << one.out;
+  EXPECT_EQ(one.report["verdict"], "correct") << "trial 0 draws the usual values: " << one.report["message"];
+  const auto two = eval_cpu("allreduce_usual_values_only.py");
+  expect_verdict(two, "mismatch", "output: ");
+  ASSERT_EQ(two.report["trials"].size(), 2u) << two.report.dump(2);
+  EXPECT_TRUE(two.report["trials"][0]["correct"]);
+  EXPECT_FALSE(two.report["trials"][1]["correct"]) << "trial 1 draws from the second distribution";
+}
+
 TEST(judge_cli, wrong_shape) {
   expect_verdict(eval_cpu("allreduce_wrong_shape.py"), "mismatch",
                  "shape (1024, 512) but the reference has shape (1024, 1024)");

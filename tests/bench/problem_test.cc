@@ -34,6 +34,9 @@ M = 64
 [small_shape]
 M = 8
 
+[second_distribution]
+normal = "heavy_tailed"
+
 [[inputs]]
 name = "x"
 type = "tensor"
@@ -154,6 +157,35 @@ TEST_F(problem_test, bad_files_are_refused_naming_the_key) {
   refused(std::string(base_toml) + "\n[mesh]\naxes = [\"world\"]\nsizes = [\"W\"]\n", {"mesh.axes"});
   refused(std::string(base_toml) + "\n[mesh]\naxes = [\"a\"]\nsizes = [\"W/3\"]\n", {"not a whole number"});
   refused(std::string(base_toml) + "\n[degenerate]\nworlds = [8]\nwhy = \"x\"\n", {"degenerate.worlds"});
+}
+
+TEST_F(problem_test, a_second_distribution_is_declared_and_reaches_the_worker) {
+  const problem p = load_problem(write(base_toml));
+  ASSERT_TRUE(p.second.has_value());
+  EXPECT_EQ(p.second->normal, draw_change::heavy_tailed);
+  EXPECT_EQ(worker_plan(p, 2)["second_distribution"],
+            nlohmann::json({{"normal", "heavy_tailed"}, {"uniform", "same"}, {"integers", "same"}}));
+  const std::string table = "[second_distribution]\nnormal = \"heavy_tailed\"\n";
+  refused(replaced(base_toml, table, ""), {"second_distribution", "missing", "docs/problem_format.md"});
+  refused(replaced(base_toml, table, "[second_distribution]\nnormal = \"skewed\"\n"),
+          {"second_distribution.normal", "'skewed': one of same, heavy_tailed, shifted_scaled"});
+  refused(replaced(base_toml, table, "[second_distribution]\nintegers = \"heavy_tailed\"\n"),
+          {"second_distribution.integers", "one of same, skewed"});
+  refused(replaced(base_toml, table, "[second_distribution]\nnormal = \"same\"\n"),
+          {"second_distribution.why", "say why"});
+  refused(replaced(base_toml, table, "[second_distribution]\nnormal = \"heavy_tailed\"\nscale = 2\n"),
+          {"scale", "unknown key"});
+  const problem unchanged =
+      load_problem(write(replaced(base_toml, table, "[second_distribution]\nwhy = \"the values are an index\"\n")));
+  EXPECT_FALSE(unchanged.second->changes_anything());
+  EXPECT_EQ(worker_plan(unchanged, 2)["second_distribution"], nullptr);
+}
+
+TEST_F(problem_test, every_suite_problem_draws_one_trial_from_a_second_distribution) {
+  for (const problem& q : load_suite(default_suite_dir())) {
+    ASSERT_TRUE(q.second.has_value()) << q.name();
+    EXPECT_TRUE(q.second->changes_anything() || !q.second->why.empty()) << q.name();
+  }
 }
 
 TEST_F(problem_test, formulas_allow_min_max_log2_and_declared_names_only) {

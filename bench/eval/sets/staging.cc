@@ -64,7 +64,7 @@ rank_set_spec make_set_spec(const set_options& o) {
   s.workspace = ws->path();
   fs::create_directories(s.workspace / "worker");
   for (const char* f : {"rank_worker.py", "tensor_file.py", "timing.py", "problem_api.py", "counter_fill.py",
-                        "generator_fill.py", "whole_gpu.py", "gloo_like_nccl.py"})
+                        "generator_fill.py", "second_distribution.py", "whole_gpu.py", "gloo_like_nccl.py"})
     fs::copy_file(config::data_path("bench/worker") / f, s.workspace / "worker" / f);
   fs::create_directories(s.workspace / staged_out);
   if (o.isolation != sandbox::isolation::none) {

@@ -91,7 +91,7 @@ EXTRA_TRIALS = {"85_distributed_sample_sort": [3]}
 RANK_TIMEOUT_S = 300
 
 TOP_KEYS = {"id", "stem", "category", "title", "world_sizes", "dtype", "atol", "rtol", "shape", "small_shape",
-            "inputs", "outputs", "roofline"}
+            "inputs", "outputs", "second_distribution", "roofline"}
 OPTIONAL_KEYS = {"mesh", "degenerate"}
 CATEGORIES = {"primitive", "gemm_comm", "fused", "moe", "sequence_parallel", "optimizer", "domain"}
 
@@ -221,6 +221,22 @@ def test_problem_toml(name):
             assert math.prod(sizes) == W, f"{name}: mesh sizes {sizes} at W={W}"
             if 1 in sizes:
                 assert degenerate(spec, W), f"{name}: W={W} has a mesh axis of 1"
+
+
+# What make_inputs calls for each kind of draw [second_distribution] may change.
+DRAW_CALLS = {"normal": r"\.randn\(", "uniform": r"\.rand\(", "integers": r"\.randint\("}
+
+
+@pytest.mark.parametrize("name", PORTED)
+def test_the_second_distribution_changes_draws_the_inputs_make(name):
+    """A change declared for a kind of draw make_inputs never makes would change nothing: trial 1 would
+    draw the usual values while the file says otherwise."""
+    second = toml_of(name)["second_distribution"]
+    source = (PROBLEMS_DIR / name / "inputs.py").read_text()
+    changed = [kind for kind in DRAW_CALLS if second.get(kind, "same") != "same"]
+    assert changed or second.get("why"), f"{name}: nothing changes and no why"
+    for kind in changed:
+        assert re.search(DRAW_CALLS[kind], source), f"{name}: {kind} draws change, but inputs.py makes none"
 
 
 @pytest.mark.parametrize("name", PORTED)

@@ -13,6 +13,7 @@ from declared import problem_api
 
 import counter_fill  # noqa: E402 - bench/worker is on the path through declared
 import generator_fill  # noqa: E402
+import second_distribution  # noqa: E402
 import tensor_file  # noqa: E402
 
 
@@ -170,3 +171,37 @@ def test_values_shared_along_a_mesh_axis_come_from_the_group_s_first_rank():
     assert len({tuple(t.tolist()) for t in own}) == 4
     with pytest.raises(RuntimeError, match="its own seed"):
         context(1, with_others=False).randn((8,), "x", same_on="tp")
+
+
+@pytest.mark.parametrize("usual", [counter_fill, generator_fill], ids=["trial", "timed"])
+def test_the_second_distribution_changes_the_shape_of_draws_and_keeps_their_ranges(usual):
+    key = counter_fill.stream_key(7, 13, "x")
+    n = 200_000
+
+    def second(**change):
+        return second_distribution.Fills(usual, change)
+
+    plain = usual.fill_normal(torch.empty(n), key, 1.0, 2.0)
+    heavy = second(normal="heavy_tailed").fill_normal(torch.empty(n), key, 1.0, 2.0)
+    assert torch.equal(heavy, second(normal="heavy_tailed").fill_normal(torch.empty(n), key, 1.0, 2.0))
+    assert torch.isfinite(heavy).all() and (heavy - 1).abs().max() <= 2 * 100 * 6
+    # Centred where the usual draw is, with tails far beyond it: a normal's kurtosis is 3.
+    z = (heavy - 1) / 2
+    assert abs(heavy.median().item() - 1) < 0.05
+    assert (z ** 4).mean().item() / (z ** 2).mean().item() ** 2 > 10
+    assert (z.abs() > 6).sum() > 20 and ((plain - 1) / 2).abs().max() < 6
+    shifted = second(normal="shifted_scaled").fill_normal(torch.empty(n), key, 1.0, 2.0)
+    assert abs(shifted.mean().item() - 3) < 0.1 and abs(shifted.std().item() - 8) < 0.1
+    # Uniform and integer draws keep their range, most of their mass near its low end (u^3: a mean
+    # of a quarter of the way).
+    u = second(uniform="skewed").fill_uniform(torch.empty(n), key, -2.0, 6.0)
+    assert u.min() >= -2 and u.max() < 6 and abs(u.mean().item() - 0.0) < 0.05
+    for dtype in (torch.int64, torch.bfloat16):
+        i = second(integers="skewed").fill_integers(torch.empty(n, dtype=dtype), key, -64, 65)
+        assert i.min() == -64 and i.max() <= 64 and torch.equal(i, i.round())
+        assert abs(i.double().mean().item() - (-64 + 129 / 4 - 0.5)) < 0.5
+    # What the problem leaves the same is the usual draw.
+    same = second(normal="heavy_tailed")
+    assert torch.equal(same.fill_uniform(torch.empty(1000), key, 0, 1), usual.fill_uniform(torch.empty(1000), key, 0, 1))
+    assert second_distribution.fills(usual, None) is usual
+
