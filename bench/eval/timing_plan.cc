@@ -162,6 +162,13 @@ std::optional<timing_finding> excess_finding(const paired& p, const char* id, in
   return timing_finding{id, family, fmt::vformat(why, fmt::make_format_args(p.cand, p.ref, p.excess)), {}};
 }
 
+// Whether `cand` stands beyond ratio x `ref` + floor: wholly, by their intervals, or grossly, by
+// their medians alone (for the checks that only choose the clock; see gross_ratio).
+bool beyond(const median_interval& cand, const median_interval& ref, double ratio, double floor,
+            const timing_thresholds& th) {
+  return cand.low > ratio * ref.high + floor || cand.median > th.gross_ratio * (ratio * ref.median + floor);
+}
+
 // Commits: the same digests of outputs of the same size in both sets. A candidate whose commits
 // take much longer made its outputs when asked for them, not in its block (family 7, lazy output):
 // both sets are timed by the wall-clock, and its commits' excess counts in its blocks.
@@ -176,7 +183,7 @@ std::optional<timing_finding> late_commit(const trial_blocks& tb, const timing_t
   if (ref_commits.empty() || cand_commits.empty()) return std::nullopt;
   const median_interval ref = median_with_interval(ref_commits, th.confidence),
                         cand = median_with_interval(cand_commits, th.confidence);
-  if (!(cand.low > th.late_commit_ratio * ref.high + th.late_commit_floor_ms)) return std::nullopt;
+  if (!beyond(cand, ref, th.late_commit_ratio, th.late_commit_floor_ms, th)) return std::nullopt;
   const double ref_commit = ref.median, cand_commit = cand.median;
   timing_finding f{"timing.late_commit", 7,
                    fmt::format("the candidate's commits to its outputs took {:.3f} ms per block where the "
@@ -209,6 +216,8 @@ std::optional<timing_finding> own_clock(const trial_blocks& tb, const timing_thr
   // The reference's ratio at its most generous to the candidate: a busy host spreads both clocks.
   const double ref_ratio = ref_owns.low > 0 ? ref_walls.high / ref_owns.low : 1.0;
   // Medians over a trial's blocks, so the judge's clock of one block jitters within block_jitter_ms.
+  // Intervals only: the wall-clock here is less the null blocks', whose own noise (one null block
+  // in a short trial) moves the medians apart where the commits' and switches' readings do not.
   if (!(cand_walls.low > th.own_clock_ratio * std::max(ref_ratio, 1.0) * cand_owns.high + th.block_jitter_ms))
     return std::nullopt;
   const double ref_implied = ref_walls.median, ref_own = ref_owns.median;
@@ -284,7 +293,7 @@ std::optional<timing_finding> after_switch(const trial_blocks& tb, const timing_
   if (ref_after_cand.size() < th.min_samples || ref_after_ref.size() < th.min_samples) return std::nullopt;
   const median_interval slow_i = median_with_interval(ref_after_cand, th.confidence),
                         fast_i = median_with_interval(ref_after_ref, th.confidence);
-  if (!(slow_i.low > th.after_switch_ratio * fast_i.high + th.after_switch_floor_ms)) return std::nullopt;
+  if (!beyond(slow_i, fast_i, th.after_switch_ratio, th.after_switch_floor_ms, th)) return std::nullopt;
   const double slow = slow_i.median, fast = fast_i.median;
   const bool cand_too = cand_after_cand.size() >= th.min_samples;
   auto or_dash = [](const std::vector<double>& v) {

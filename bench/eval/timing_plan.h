@@ -88,10 +88,12 @@ int timed_pairs(const std::vector<block_record>& warmup, const timing_options& o
 
 /// How far a candidate's figure may stand from the reference's before a cross-check charges it.
 /// Every comparison is of medians with their intervals at `confidence` (bench/eval/paired_stats.h):
-/// a check fires only where the candidate's interval lies wholly beyond the reference's, by the
+/// a check fires where the candidate's interval lies wholly beyond the reference's, by the
 /// ratio (room for two honest sets' spread on the same GPUs: an offset that belongs to a pair of
-/// processes for a whole evaluation) and the floor (ms, what a clock cannot resolve). Every
-/// threshold of the cross-checks is here, and only here.
+/// processes for a whole evaluation) and the floor (ms, what a clock cannot resolve). The checks
+/// of commits and switches, which only choose the clock, also fire where the medians alone lie
+/// gross_ratio times beyond that bound. Every threshold of the cross-checks is here, and
+/// only here.
 struct timing_thresholds {
   /// The judge's clock of one block jitters by tens of microseconds (a round trip).
   double block_jitter_ms = 0.02;
@@ -103,6 +105,13 @@ struct timing_thresholds {
   double confidence = 0.999;
   /// Fewer timed pairs, or blocks on one side of a switch, than this decide nothing.
   std::size_t min_samples = 3;
+  /// A check that only moves both sets to the judge's wall-clock (fair to both: a false alarm costs
+  /// precision, a miss hands a cheat its own clock) also fires where the medians alone stand this
+  /// many times beyond its bound. Below about 12 blocks a 99.9% interval is the whole range of the
+  /// readings, so one slow reference block on a busy host would otherwise hide a lazy candidate's
+  /// tenfold commits; honest medians do not stand 2x apart (a loaded 2-core host spreads single
+  /// readings by about 35%).
+  double gross_ratio = 2;
   /// timing.late_commit: the low end of the candidate's commits beyond this times the high end of
   /// the reference's, plus late_commit_floor_ms.
   double late_commit_ratio = 1.25;

@@ -337,6 +337,7 @@ struct measured_trial {
   double commit_ms = 0, prepare_ms = 0;
   double null_wall_ms = 0.5;
   unsigned seed = 1;
+  int pairs = 80;
 };
 
 std::vector<block_record> measured(const measured_trial& m) {
@@ -346,7 +347,7 @@ std::vector<block_record> measured(const measured_trial& m) {
   auto null_block = [&] { return blk(set_role::reference, 0, m.null_wall_ms * jitter(), std::nullopt, true); };
   std::vector<block_record> bs{null_block()};
   std::optional<set_role> last;
-  for (int p = 0; p < 80; ++p) {
+  for (int p = 0; p < m.pairs; ++p) {
     for (set_role who : p % 2 == 0 ? std::vector{set_role::reference, set_role::candidate}
                                    : std::vector{set_role::candidate, set_role::reference}) {
       const bool ref = who == set_role::reference;
@@ -436,6 +437,36 @@ TEST(timing_plan, a_busy_hosts_spread_charges_an_honest_candidate_nothing) {
     EXPECT_TRUE(t.flags.empty()) << "seed " << seed << ": " << t.flags.front().flag;
     EXPECT_FALSE(t.wall_clock);
     EXPECT_TRUE(speedup_of(t).holds(1.0)) << "seed " << seed;
+  }
+}
+
+TEST(timing_plan, one_slow_reference_commit_in_a_short_trial_hides_no_lazy_output) {
+  // The CPU red-team set's trials: 8 pairs on a loaded 2-core host. A lazy candidate's commits do
+  // its five calls' work (ten times the reference's commits); one reference commit as slow as
+  // theirs puts the top of the reference's 99.9% interval (its whole range at 8 blocks) above them.
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    auto bs = measured({.call_ms = 0.0001, .cand_call_ms = 0.0001, .gap_ms = 0.15, .noise = 0.35,
+                        .commit_ms = 20, .null_wall_ms = 1.0, .seed = seed, .pairs = 8});
+    bool slowed = false;
+    for (auto& b : bs) {
+      if (b.null) continue;
+      if (b.who == set_role::candidate) b.commit_ms *= 10;
+      else if (!slowed) slowed = true, b.commit_ms *= 12;
+    }
+    const trial_timing t = judge_timing(bs);
+    ASSERT_FALSE(t.flags.empty()) << "seed " << seed;
+    EXPECT_EQ(t.flags.front().id, "timing.late_commit") << t.flags.front().flag;
+    EXPECT_TRUE(t.wall_clock);
+  }
+}
+
+TEST(timing_plan, a_short_busy_trial_charges_an_honest_candidate_nothing) {
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    const auto bs = measured({.call_ms = 0.040, .cand_call_ms = 0.040, .gap_ms = 0.15, .noise = 0.35,
+                              .commit_ms = 0.1, .prepare_ms = 3.9, .null_wall_ms = 1.0, .seed = seed, .pairs = 8});
+    const trial_timing t = judge_timing(bs);
+    EXPECT_TRUE(t.flags.empty()) << "seed " << seed << ": " << t.flags.front().flag;
+    EXPECT_FALSE(t.wall_clock) << "seed " << seed;
   }
 }
 
