@@ -105,7 +105,8 @@ std::vector<std::string> filesystem_args(const filesystem_layout& layout) {
     if (!fs::exists(b.host, ec)) {
       throw sandbox_error(fmt::format("bind mount source {} does not exist", b.host.string()));
     }
-    add({b.writable ? "--bind" : "--ro-bind", b.host.string(), b.inside.string()});
+    // bwrap resolves a relative source after it has left the caller's directory.
+    add({b.writable ? "--bind" : "--ro-bind", fs::absolute(b.host).lexically_normal().string(), b.inside.string()});
   }
   add({"--remount-ro", "/", "--chdir", workspace_inside.string()});
   return args;

@@ -222,6 +222,24 @@ TEST_F(sandbox_plan_test, missing_workspace_or_bind_source_is_refused) {
   EXPECT_THROW(make_plan(s, "true", host), sandbox_error);
 }
 
+TEST_F(sandbox_plan_test, a_relative_bind_source_reaches_bwrap_absolute) {
+  // bwrap resolves sources after leaving the caller's directory: `pkagent run --out run` binds
+  // run/episodes/.../pkb, which it would not find.
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::create_directories(ws.path() / "pkb");
+  std::filesystem::current_path(ws.path());
+  plan p;
+  try {
+    s.binds = {{"pkb", "/pkb", true}};
+    p = make_plan(s, "true", host);
+  } catch (...) {
+    std::filesystem::current_path(cwd);
+    throw;
+  }
+  std::filesystem::current_path(cwd);
+  EXPECT_TRUE(has_sequence(p.argv, {"--bind", (ws.path() / "pkb").string(), "/pkb"}));
+}
+
 TEST_F(sandbox_plan_test, sandbox_none_runs_bash_directly_and_warns) {
   s.isolation = isolation::none;
   s.gpus = {1};
