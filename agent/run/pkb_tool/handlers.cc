@@ -16,6 +16,7 @@
 #include "bench/eval/multicast_scan.h"
 #include "config/paths.h"
 #include "config/read_file.h"
+#include "sandbox/gpu_guard.h"
 #include "sandbox/sandbox.h"
 
 namespace pk::pkb {
@@ -164,6 +165,9 @@ reply profile_solution(const context& ctx, request& req) {
   s.binds.push_back({self, std::string(profile_bin_inside), false});
   s.binds.push_back({suite, suite, false});
   s.binds.push_back({home, home, false});
+  // The ranks of that pkagent (--sandbox none) preload the multicast guard from its build path.
+  if (const fs::path guard = sandbox::multicast_guard_library(); fs::exists(guard))
+    s.binds.push_back({guard, guard, false});
   s.own_libraries = true;
   // ncu gets the command's time less a margin for the plain trial before it and the CSV export
   // after it, so that a hang still ends in its own log.
