@@ -20,6 +20,10 @@ const std::set<std::string> replaced = {"proc", "dev", "tmp", "run", "root", "wo
 // (replaced anyway).
 bool home_gets_its_own_tmpfs(const fs::path& home) { return !home.empty() && home != "/root" && home != "/"; }
 
+// A host path as bwrap must get it: absolute, since bwrap resolves a relative one after it has left
+// the caller's directory.
+std::string host_path(const fs::path& p) { return fs::absolute(p).lexically_normal().string(); }
+
 std::vector<fs::path> sorted_entries(const fs::path& dir) {
   std::error_code ec;
   std::vector<fs::path> entries;
@@ -99,14 +103,13 @@ std::vector<std::string> filesystem_args(const filesystem_layout& layout) {
     add({"--tmpfs", layout.home.string()});
   }
   for (const auto& h : layout.hidden)
-    if (fs::is_directory(h, ec)) add({"--tmpfs", fs::absolute(h).lexically_normal().string()});
-  add({"--bind", fs::absolute(layout.workspace).lexically_normal().string(), workspace_inside.string()});
+    if (fs::is_directory(h, ec)) add({"--tmpfs", host_path(h)});
+  add({"--bind", host_path(layout.workspace), workspace_inside.string()});
   for (const auto& b : layout.binds) {
     if (!fs::exists(b.host, ec)) {
       throw sandbox_error(fmt::format("bind mount source {} does not exist", b.host.string()));
     }
-    // bwrap resolves a relative source after it has left the caller's directory.
-    add({b.writable ? "--bind" : "--ro-bind", fs::absolute(b.host).lexically_normal().string(), b.inside.string()});
+    add({b.writable ? "--bind" : "--ro-bind", host_path(b.host), b.inside.string()});
   }
   add({"--remount-ro", "/", "--chdir", workspace_inside.string()});
   return args;
