@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 
 #include "bench/eval/paired_stats.h"
 #include "bench/eval/untrusted_file.h"
@@ -22,9 +21,9 @@ constexpr double speedup_confidence = timing_thresholds{}.confidence;
 void read_speedup(const std::vector<double>& log_ratios, std::optional<double>& speedup,
                   std::optional<speedup_interval>& interval) {
   if (log_ratios.empty()) return;
-  const median_interval m = median_with_interval(log_ratios, speedup_confidence);
-  speedup = std::exp(m.median);
-  interval = speedup_interval{std::exp(m.low), std::exp(m.high), speedup_confidence, static_cast<int>(m.n)};
+  const median_interval m = median_ratio(log_ratios, speedup_confidence);
+  speedup = m.median;
+  interval = speedup_interval{m.low, m.high, speedup_confidence, static_cast<int>(m.n)};
 }
 
 void summarize_timing(eval_report& r, trial_report& t, const trial_timing& timing) {

@@ -15,13 +15,20 @@ double binomial_half_pmf(std::size_t n, std::size_t i) {
 
 }  // namespace
 
+double median_of(std::vector<double> values) {
+  const std::size_t n = values.size();
+  if (n == 0) return 0;
+  std::sort(values.begin(), values.end());
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 median_interval median_with_interval(std::vector<double> values, double confidence) {
   median_interval m;
   m.n = values.size();
   if (values.empty()) return m;
+  m.median = median_of(values);
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
-  m.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
   const double tail = (1 - confidence) / 2;
   // The interval [x(k), x(n+1-k)] (1-based) misses the median with probability 2 P(X <= k-1):
   // k grows while P(X <= k) stays within the tail.
@@ -35,6 +42,15 @@ median_interval median_with_interval(std::vector<double> values, double confiden
     m.low = values[k - 1];
     m.high = values[n - k];
   }
+  return m;
+}
+
+median_interval median_ratio(const std::vector<double>& log_ratios, double confidence) {
+  median_interval m = median_with_interval(log_ratios, confidence);
+  if (m.n == 0) return m;
+  m.median = std::exp(m.median);
+  m.low = std::exp(m.low);
+  m.high = std::exp(m.high);
   return m;
 }
 

@@ -14,12 +14,6 @@ namespace pk::bench {
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 double longest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
 double sum(const std::vector<double>& v) {
@@ -40,10 +34,10 @@ double implied_ms(const block_record& b, double null_wall) { return std::max(0.0
 
 // Twice the median absolute deviation: a spread that one stray reading does not move.
 double spread(const std::vector<double>& v) {
-  const double m = median(v);
+  const double m = median_of(v);
   std::vector<double> dev;
   for (double x : v) dev.push_back(std::abs(x - m));
-  return 2 * median(dev);
+  return 2 * median_of(dev);
 }
 
 // The median over timed pairs of the candidate's figure less the reference's, where the low end of
@@ -71,8 +65,8 @@ paired paired_excess(const std::vector<block_record>& blocks, const timing_thres
     }
   paired p;
   if (diffs.size() < th.min_samples) return p;
-  p.cand = median(c);
-  p.ref = median(r);
+  p.cand = median_of(c);
+  p.ref = median_of(r);
   const median_interval excess = median_with_interval(diffs, th.confidence);
   if (excess.low > std::max(floor_ms, band_ratio * p.ref)) p.excess = excess.median;
   return p;
@@ -89,7 +83,7 @@ bool warmup_done(const std::vector<block_record>& warmup, const timing_options& 
     std::size_t calls = 0;
     for (const auto* b : mine) calls += b->ms.size();
     if (calls < static_cast<std::size_t>(o.warmup_min_calls) || mine.size() < 2) return false;
-    const double last = median(mine.back()->ms), before = median(mine[mine.size() - 2]->ms);
+    const double last = median_of(mine.back()->ms), before = median_of(mine[mine.size() - 2]->ms);
     if (std::abs(last - before) > 0.05 * std::max(before, 1e-9)) return false;
   }
   return true;
@@ -109,7 +103,7 @@ int timed_pairs(const std::vector<block_record>& warmup, const timing_options& o
   double per_call = 0;
   for (set_role who : {set_role::reference, set_role::candidate}) {
     const auto mine = blocks_of(warmup, who);
-    if (!mine.empty()) per_call = std::max(per_call, median(mine.back()->ms));
+    if (!mine.empty()) per_call = std::max(per_call, median_of(mine.back()->ms));
   }
   int want = o.min_calls;
   if (per_call > 0) want = std::max(want, static_cast<int>(std::ceil(o.min_ms / per_call)));
@@ -283,7 +277,7 @@ std::optional<timing_finding> after_switch(const trial_blocks& tb, const timing_
       const double per_call =
           so_far.wall_clock
               ? wall_clock_ms(tb, *b, so_far) / static_cast<double>(std::max<std::size_t>(1, b->ms.size()))
-              : median(b->ms);
+              : median_of(b->ms);
       (*b->after == self ? after_self : after_other).push_back(per_call);
     }
     return std::pair{after_other, after_self};
@@ -297,7 +291,7 @@ std::optional<timing_finding> after_switch(const trial_blocks& tb, const timing_
   const double slow = slow_i.median, fast = fast_i.median;
   const bool cand_too = cand_after_cand.size() >= th.min_samples;
   auto or_dash = [](const std::vector<double>& v) {
-    return v.empty() ? std::string("-") : fmt::format("{:.4f}", median(v));
+    return v.empty() ? std::string("-") : fmt::format("{:.4f}", median_of(v));
   };
   timing_finding f{"timing.after_switch", 6,
                    fmt::format("reference blocks right after a candidate block took {:.4f} ms per call, those after "
@@ -323,7 +317,7 @@ std::optional<timing_finding> batching(const trial_blocks& tb, const timing_thre
     std::vector<double> v;
     for (const auto* b : bs)
       if (const double s = sum(b->ms); b->ms.size() > 1 && s > 0) v.push_back(longest(b->ms) / s);
-    return median(v);
+    return median_of(v);
   };
   const double ref_share = longest_share(tb.ref), cand_share = longest_share(tb.cand);
   const double block_size = static_cast<double>(tb.cand.front()->ms.size());
@@ -390,7 +384,7 @@ trial_timing judge_timing(const std::vector<block_record>& blocks, const timing_
   trial_blocks tb{blocks, blocks_of(blocks, set_role::reference), blocks_of(blocks, set_role::candidate), {}, 0, 0};
   for (const auto& b : blocks)
     if (b.null) tb.null_walls.push_back(b.wall_ms);
-  tb.null_wall = median(tb.null_walls);
+  tb.null_wall = median_of(tb.null_walls);
   // How far a block's wall-clock moves with no call in it (the null blocks, on the judge's clock),
   // at least the clock's jitter.
   tb.noise_ms = std::max(th.block_jitter_ms, spread(tb.null_walls));

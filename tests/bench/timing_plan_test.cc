@@ -370,11 +370,7 @@ std::vector<block_record> measured(const measured_trial& m) {
 }
 
 median_interval speedup_of(const trial_timing& t) {
-  median_interval m = median_with_interval(t.log_ratios, timing_thresholds{}.confidence);
-  m.median = std::exp(m.median);
-  m.low = std::exp(m.low);
-  m.high = std::exp(m.high);
-  return m;
+  return median_ratio(t.log_ratios, timing_thresholds{}.confidence);
 }
 
 TEST(timing_plan, a_per_set_offset_in_the_mechanics_with_equal_calls_is_no_charge) {
