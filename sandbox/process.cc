@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -76,6 +77,7 @@ constexpr auto group_exit_limit = std::chrono::milliseconds(2000);
 struct pre_exec : bp::extend::handler {
   const process_spec* spec = nullptr;
   std::vector<std::string> join_errors;  ///< one message per join file, formatted in advance
+  pid_t parent = ::getpid();
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
@@ -90,6 +92,9 @@ struct pre_exec : bp::extend::handler {
         fail(exec, "passing a descriptor to the child failed");
       }
     }
+    // Set before anything else can block: a parent killed from here on takes the child along,
+    // and one killed since the fork has already handed it to init.
+    if (spec->die_with_parent && (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)) ::_exit(127);
     // Ignored signals stay ignored across exec; pkagent ignores SIGPIPE, the child must not.
     ::signal(SIGPIPE, SIG_DFL);
     sigset_t none;

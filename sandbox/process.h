@@ -74,6 +74,12 @@ struct process_spec {
   /// Kill the rest of the process group as soon as the child itself exits, so that nothing it
   /// left running in the background survives it (the default; the sandbox relies on it).
   bool kill_group_on_exit = true;
+  /// The child gets SIGKILL when the thread that started it ends (with pkagent: killed, crashed),
+  /// and does not start if pkagent ended while it was forked. Only for children waited for by
+  /// the thread that starts them, as every sandbox and rank set is: the signal follows the
+  /// thread, not the process. Without it a child busy in a deadlocked collective, which never
+  /// reads the judge's closed socket, would run on for hours.
+  bool die_with_parent = false;
 };
 
 /// How a child ended.

@@ -121,6 +121,7 @@ result execute(const spec& s, const plan& p) {
   ps.timeout = s.limits.wall;
   ps.output_cap = s.limits.output_bytes;
   ps.rlimits = p.rlimits;
+  ps.die_with_parent = true;  // bwrap's --die-with-parent too, from its own start only
   if (cgroup) ps.join_files = cgroup->join_files();
   for (const auto& [number, data] : p.fd_data) {
     fds.push_back(std::make_unique<data_fd>(data));

@@ -1,11 +1,25 @@
 // Warm rank sets (bench/eval/sets/warm_pool.h) on CPU, through `pkagent eval` with several solutions: each
 // evaluation after the first takes ranks started while the one before was judged. A candidate that
 // marks its interpreter's globals, monkeypatches torch, and leaves a thread and a child behind has no
-// effect on the candidate judged after it, and its child does not outlive its evaluation.
+// effect on the candidate judged after it, and its child does not outlive its evaluation. No set,
+// warm or busy, outlives a pkagent that is killed.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "eval_runner.h"
@@ -29,7 +43,127 @@ bool running(const std::string& argv) {
   return false;
 }
 
+// A process as /proc names it: its pid with its start time (pids are reused), its parent and state.
+struct proc_entry {
+  int pid = 0, ppid = 0;
+  unsigned long long start = 0;
+  char state = '?';
+};
+
+std::map<int, proc_entry> processes() {
+  std::map<int, proc_entry> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    proc_entry p;
+    p.pid = std::stoi(name);
+    rest >> p.state >> p.ppid;
+    std::string skip;
+    for (int field = 5; field < 22; ++field) rest >> skip;  // fields 5-21; the 22nd is the start time
+    rest >> p.start;
+    out[p.pid] = p;
+  }
+  return out;
+}
+
+// Every live descendant of `root`, with its start time.
+std::vector<proc_entry> descendants(int root) {
+  const auto all = processes();
+  std::vector<proc_entry> out;
+  for (const auto& [pid, p] : all) {
+    for (int up = p.ppid, hops = 0; up > 1 && hops < 64; ++hops) {
+      if (up == root) {
+        out.push_back(p);
+        break;
+      }
+      auto it = all.find(up);
+      if (it == all.end()) break;
+      up = it->second.ppid;
+    }
+  }
+  return out;
+}
+
+// Those of `before` still alive (zombies are dead: only their parent can reap them).
+std::vector<proc_entry> still_alive(const std::vector<proc_entry>& before) {
+  const auto now = processes();
+  std::vector<proc_entry> out;
+  for (const auto& p : before) {
+    auto it = now.find(p.pid);
+    if (it != now.end() && it->second.start == p.start && it->second.state != 'Z') out.push_back(it->second);
+  }
+  return out;
+}
+
 class warm_pool_cli : public ::testing::TestWithParam<std::string> {};
+
+// A run's warm sets wait for hours for their next evaluation: if pkagent dies (killed, crashed,
+// its host's OOM killer) they must die with it, whatever they were doing, or a host that kills
+// pkagent often fills its memory with ranks nobody will use. Killed at several moments of three
+// evaluations: while the first sets start, and while the first candidate's ranks deadlock in a
+// collective (deaf to the judge's closed socket) beside warm sets that wait.
+TEST_P(warm_pool_cli, no_process_outlives_a_killed_pkagent) {
+  const std::string isolation = GetParam();
+  if (isolation == "bwrap")
+    if (auto why = sandbox::unavailable_reason()) GTEST_SKIP() << "bubblewrap cannot run here: " << *why;
+  const fs::path cache = fs::path(::testing::TempDir()) / ("pk_warm_pool_kill_cache_" + isolation);
+  const std::string pkagent = std::string(PKAGENT_BIN_DIR) + "/pkagent";
+  const std::string probe = test_data("candidates/warm_probe.py").string();
+  // The first candidate deadlocks: its ranks sit in a collective and never read the judge's socket.
+  const std::string hangs = test_data("candidates/allreduce_rank_hangs.py").string();
+  std::vector<std::string> args = {pkagent,    "eval",       "-q",        "--json",  "--problem", "1",
+                                   "--device", "cpu",        "--no-perf", "--trials", "1",        "--timeout",
+                                   "60",       "--sandbox",  isolation,   "--solution", hangs,    "--solution",
+                                   probe,      "--solution", probe};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings = {"PKAGENT_CACHE=" + cache.string()};
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("PKAGENT_CACHE=", 0) != 0) env_strings.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  std::size_t most_started = 0;
+  for (const double after_s : {0.7, 2.0, 4.0, 7.0}) {
+    posix_spawn_file_actions_t quiet;
+    posix_spawn_file_actions_init(&quiet);
+    posix_spawn_file_actions_addopen(&quiet, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&quiet, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, pkagent.c_str(), &quiet, nullptr, argv.data(), envp.data()), 0);
+    posix_spawn_file_actions_destroy(&quiet);
+    std::this_thread::sleep_for(std::chrono::duration<double>(after_s));
+    const std::vector<proc_entry> started = descendants(pid);
+    most_started = std::max(most_started, started.size());
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    std::vector<proc_entry> left = still_alive(started);
+    for (int i = 0; i < 100 && !left.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      left = still_alive(started);
+    }
+    std::string names;
+    for (const auto& p : left) {
+      std::ifstream in(fs::path("/proc") / std::to_string(p.pid) / "cmdline");
+      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+      names += fmt::format("\n  pid {} ({}): {}", p.pid, p.state, cmd.substr(0, 200));
+      ::kill(p.pid, SIGKILL);  // leave the host as it was, whatever the verdict
+    }
+    EXPECT_TRUE(left.empty()) << "killed " << after_s << " s into its run, pkagent left " << left.size()
+                              << " of its " << started.size() << " processes running 10 s later:" << names;
+  }
+  // A set at least (its supervisor and two ranks), or the kills above proved nothing.
+  EXPECT_GE(most_started, 3u) << "pkagent never had a set running when it was killed";
+}
 
 TEST_P(warm_pool_cli, nothing_of_one_candidate_reaches_the_next) {
   const std::string isolation = GetParam();

@@ -150,6 +150,7 @@ struct rank_set::impl {
         for (const auto& [k, v] : sandbox::gpu_guard_env(guard_log(), ps.env["LD_PRELOAD"])) ps.env[k] = v;
         ps.cwd = spec.workspace;
         ps.timeout = spec.wall_limit;
+        ps.die_with_parent = true;
         sandbox::process_set set;
         set.start(ps);
         while (!set.wait_any(std::chrono::milliseconds(50)))

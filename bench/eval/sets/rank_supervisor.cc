@@ -122,6 +122,7 @@ int supervise_ranks(const fs::path& workspace) {
     ps.env["LOCAL_RANK"] = std::to_string(r);
     ps.cwd = workspace;
     ps.output_cap = 64 << 10;
+    ps.die_with_parent = true;  // a rank busy in a collective never sees the judge go
     ranks.start(ps);
   }
   // The first rank to fail ends the set: the others would wait for it in a collective.
