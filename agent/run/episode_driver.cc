@@ -11,6 +11,7 @@
 #include "agent/run/pkb_tool/server.h"
 #include "agent/run/zero_shot.h"
 #include "bench/eval/eval_report.h"
+#include "bench/eval/evaluate.h"
 #include "bench/metrics/results_file.h"
 
 namespace pk::run {
@@ -84,6 +85,7 @@ void episode_driver::play_agent(const bench::problem& problem, const fs::path& e
 
   episode_model model = model_for(setup_, problem);
   pkb::server srv(tool_context(setup_, problem, ep, gpus_, who), ep / "pkb");
+  bench::warm_sets(base_eval(setup_));
 
   agent::episode_options opt;
   opt.cfg = setup_.cfg;

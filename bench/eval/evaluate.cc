@@ -192,6 +192,11 @@ struct candidate_stage {
 
 fs::path multicast_clean_cache(const eval_options& o) { return cache_base(o) / "multicast-scan-clean"; }
 
+void warm_sets(const eval_options& o) {
+  if (!o.pool || (o.device == device_kind::cuda && o.gpus.empty())) return;
+  o.pool->warm(set_options_for(o, false));
+}
+
 reference_key reference_key_of(const problem& p, const eval_options& o) {
   return {o.world, o.device, p.dtype, o.seed, seed_key_id(judge_seed_key(cache_base(o)))};
 }

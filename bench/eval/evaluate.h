@@ -59,6 +59,11 @@ void check_options(const problem& p, const std::filesystem::path& solution, cons
 /// the reference itself fails.
 eval_report evaluate(const problem& p, const std::filesystem::path& solution, const eval_options& o);
 
+/// Starts in the run's pool (o.pool; nothing without one) the sets an evaluation with these
+/// options takes, so that an episode's first `pkb check` finds them started while the model
+/// thinks. On CUDA only where o.gpus names the GPUs: a lease's are known when it is granted.
+void warm_sets(const eval_options& o);
+
 /// The reference cache's key for an evaluation with a visible base seed: the seed, the judge's
 /// seed key (its seeds follow from both), world, device and dtype.
 reference_key reference_key_of(const problem& p, const eval_options& o);

@@ -22,6 +22,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "bench/eval/evaluate.h"
+#include "bench/eval/sets/warm_pool.h"
 #include "eval_runner.h"
 #include "sandbox/sandbox.h"
 
@@ -185,6 +187,24 @@ TEST_P(warm_pool_cli, nothing_of_one_candidate_reaches_the_next) {
   EXPECT_EQ(r.report[2]["verdict"], "correct") << r.report[2].dump(2);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_FALSE(running(std::string("sleep\0617\0", 10))) << "the polluter's child outlived its evaluation";
+}
+
+TEST(warm_sets, starts_the_sets_an_evaluation_takes_before_it_asks) {
+  // An episode warms them when it starts, so that its first `pkb check` finds them started.
+  warm_pool pool;
+  eval_options o;
+  o.world = 2;
+  o.device = device_kind::cpu;
+  o.isolation = sandbox::isolation::none;
+  warm_sets(o);  // no pool: nothing to warm, and no error
+  o.pool = &pool;
+  warm_sets(o);
+  EXPECT_EQ(pool.size(), 2u) << "an evaluation with timing takes two sets";
+  warm_pool cuda_pool;
+  o.pool = &cuda_pool;
+  o.device = device_kind::cuda;
+  warm_sets(o);
+  EXPECT_EQ(cuda_pool.size(), 0u) << "on CUDA the lease names the GPUs; none are known yet";
 }
 
 INSTANTIATE_TEST_SUITE_P(isolation, warm_pool_cli, ::testing::Values("bwrap", "none"));
