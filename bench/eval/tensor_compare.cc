@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -78,6 +79,8 @@ void compare_elementwise(const tensor_view& a, const tensor_view& b, const compa
     leaf.message = "mode ulp does not apply to complex tensors (the problem's declaration is wrong)";
     return;
   }
+  const std::optional<element_reader> ga = kind == 'c' ? std::nullopt : std::optional<element_reader>(a),
+                                      wb = kind == 'c' ? std::nullopt : std::optional<element_reader>(b);
   for (std::uint64_t i = 0; i < n; ++i) {
     bool bad = false, nonfinite = false;
     double diff = 0, mag = 0;
@@ -94,7 +97,7 @@ void compare_elementwise(const tensor_view& a, const tensor_view& b, const compa
       else bad = nonfinite || !(diff <= rule.atol + rule.rtol * mag);
       if (bad) got_s = fmt::format("{}{:+.6g}j", number(gr), gi), want_s = fmt::format("{}{:+.6g}j", number(wr), wi);
     } else {
-      const double got = element(a, i), want = element(b, i);
+      const double got = (*ga)(i), want = (*wb)(i);
       diff = std::fabs(got - want);
       mag = std::fabs(want);
       if (finite_or_match(got, want, bad)) {
@@ -152,10 +155,12 @@ void compare_norm(const tensor_view& a, const tensor_view& b, const compare_rule
   const std::uint64_t n = b.numel();
   const bool complex = dtype_kind(b.dtype) == 'c';
   double diff_sq = 0, want_sq = 0;
+  const std::optional<element_reader> ga = complex ? std::nullopt : std::optional<element_reader>(a),
+                                      wb = complex ? std::nullopt : std::optional<element_reader>(b);
   for (std::uint64_t i = 0; i < n; ++i) {
     double gr, gi = 0, wr, wi = 0;
     if (complex) std::tie(gr, gi) = element_complex(a, i), std::tie(wr, wi) = element_complex(b, i);
-    else gr = element(a, i), wr = element(b, i);
+    else gr = (*ga)(i), wr = (*wb)(i);
     bool bad = false;
     const bool want_finite = std::isfinite(wr) && std::isfinite(wi);
     if (!want_finite) {
@@ -215,16 +220,17 @@ void compare_ranks(const tensor_view& a, const tensor_view& b, const tensor_view
     return;
   }
   const std::uint64_t width = keys.numel() / rows;
+  const element_reader key(keys), ga(a), wb(b);
   for (std::uint64_t i = 0; i < rows; ++i) {
-    const double item = element(keys, i * width);
+    const double item = key(i * width);
     std::uint64_t before = 0, tied = 0;
     for (std::uint64_t j = 0; j < width; ++j) {
-      const double k = element(keys, i * width + j);
+      const double k = key(i * width + j);
       if (k == item) ++tied;
       else if (rule.descending ? k > item : k < item) ++before;
     }
     const double lo = static_cast<double>(before + 1), hi = static_cast<double>(before + tied);
-    const double got = element(a, i), want = element(b, i);
+    const double got = ga(i), want = wb(i);
     if (!(want >= lo && want <= hi)) {
       leaf.ok = false;
       leaf.message = fmt::format("the keys '{}' do not explain {}'s own value {} at {} (its tie group spans {}..{}): "
@@ -263,17 +269,18 @@ void compare_indices(const tensor_view& a, const tensor_view& b, const tensor_vi
                                shape_string(keys.shape), shape_string(b.shape));
     return;
   }
+  const element_reader key(keys), ga(a), wb(b);
   for (std::uint64_t r = 0; r < rows; ++r) {
     std::set<std::int64_t> seen;
     for (std::uint64_t j = 0; j < per_row; ++j) {
       const std::uint64_t i = r * per_row + j;
-      const double got = element(a, i), want = element(b, i);
+      const double got = ga(i), want = wb(i);
       std::string why;
       if (!(got >= 0 && got < static_cast<double>(width))) why = "out of range";
       else if (!seen.insert(static_cast<std::int64_t>(got)).second) why = "repeated in its row";
       else if (want >= 0 && want < static_cast<double>(width)) {
-        const double kg = element(keys, r * width + static_cast<std::uint64_t>(got));
-        const double kw = element(keys, r * width + static_cast<std::uint64_t>(want));
+        const double kg = key(r * width + static_cast<std::uint64_t>(got));
+        const double kw = key(r * width + static_cast<std::uint64_t>(want));
         if (!(kg == kw || (std::isnan(kg) && std::isnan(kw))))
           why = fmt::format("selects key {} where {} selects key {}", number(kg), other, number(kw));
       }

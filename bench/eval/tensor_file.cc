@@ -87,25 +87,36 @@ char dtype_kind(std::string_view code) {
   return d ? d->kind : '?';
 }
 
-double element(const tensor_view& t, std::uint64_t i) {
-  const char* p = t.bytes.data() + i * static_cast<std::uint64_t>(element_size(t.dtype));
-  const std::string_view c = t.dtype;
-  if (c == "BF16") return std::bit_cast<float>(static_cast<std::uint32_t>(load<std::uint16_t>(p)) << 16);
-  if (c == "F16") return half_to_double(load<std::uint16_t>(p));
-  if (c == "F32") return load<float>(p);
-  if (c == "F64") return load<double>(p);
-  if (c == "F8_E4M3") return fp8_to_double(load<std::uint8_t>(p), true);
-  if (c == "F8_E5M2") return fp8_to_double(load<std::uint8_t>(p), false);
-  if (c == "BOOL" || c == "U8") return load<std::uint8_t>(p);
-  if (c == "I8") return load<std::int8_t>(p);
-  if (c == "I16") return load<std::int16_t>(p);
-  if (c == "U16") return load<std::uint16_t>(p);
-  if (c == "I32") return load<std::int32_t>(p);
-  if (c == "U32") return load<std::uint32_t>(p);
-  if (c == "I64") return static_cast<double>(load<std::int64_t>(p));
-  if (c == "U64") return static_cast<double>(load<std::uint64_t>(p));
+namespace {
+
+using decoder = double (*)(const char*);
+
+decoder decoder_for(std::string_view c) {
+  if (c == "BF16") return [](const char* p) -> double { return std::bit_cast<float>(static_cast<std::uint32_t>(load<std::uint16_t>(p)) << 16); };
+  if (c == "F16") return [](const char* p) { return half_to_double(load<std::uint16_t>(p)); };
+  if (c == "F32") return [](const char* p) -> double { return load<float>(p); };
+  if (c == "F64") return [](const char* p) { return load<double>(p); };
+  if (c == "F8_E4M3") return [](const char* p) { return fp8_to_double(load<std::uint8_t>(p), true); };
+  if (c == "F8_E5M2") return [](const char* p) { return fp8_to_double(load<std::uint8_t>(p), false); };
+  if (c == "BOOL" || c == "U8") return [](const char* p) -> double { return load<std::uint8_t>(p); };
+  if (c == "I8") return [](const char* p) -> double { return load<std::int8_t>(p); };
+  if (c == "I16") return [](const char* p) -> double { return load<std::int16_t>(p); };
+  if (c == "U16") return [](const char* p) -> double { return load<std::uint16_t>(p); };
+  if (c == "I32") return [](const char* p) -> double { return load<std::int32_t>(p); };
+  if (c == "U32") return [](const char* p) -> double { return load<std::uint32_t>(p); };
+  if (c == "I64") return [](const char* p) { return static_cast<double>(load<std::int64_t>(p)); };
+  if (c == "U64") return [](const char* p) { return static_cast<double>(load<std::uint64_t>(p)); };
   throw tensor_file_error(fmt::format("no real elements in a {} tensor", c));
 }
+
+}  // namespace
+
+element_reader::element_reader(const tensor_view& t)
+    : decode_(decoder_for(t.dtype)),
+      base_(t.bytes.data()),
+      size_(static_cast<std::uint64_t>(element_size(t.dtype))) {}
+
+double element(const tensor_view& t, std::uint64_t i) { return element_reader(t)(i); }
 
 std::pair<double, double> element_complex(const tensor_view& t, std::uint64_t i) {
   if (t.dtype == "C64") {

@@ -66,6 +66,18 @@ std::string torch_dtype_name(std::string_view code);
 char dtype_kind(std::string_view code);
 /// Element i of a real tensor as a double (complex: use element_complex).
 double element(const tensor_view& t, std::uint64_t i);
+/// The elements of one real tensor as doubles, its dtype's decoding chosen once: what a loop
+/// over millions of elements uses, where element() would look the dtype up for every one.
+class element_reader {
+ public:
+  explicit element_reader(const tensor_view& t);
+  double operator()(std::uint64_t i) const { return decode_(base_ + i * size_); }
+
+ private:
+  double (*decode_)(const char*);
+  const char* base_;
+  std::uint64_t size_;
+};
 /// Element i of a complex tensor as (real, imaginary).
 std::pair<double, double> element_complex(const tensor_view& t, std::uint64_t i);
 /// Element i's bits as an integer that orders like the value: for floating dtypes adjacent
