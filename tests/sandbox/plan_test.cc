@@ -14,6 +14,20 @@
 namespace pk::sandbox {
 namespace {
 
+// The process's working directory moved to `dir` for as long as it lives, whatever is thrown.
+class in_directory {
+ public:
+  explicit in_directory(const std::filesystem::path& dir) : back_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~in_directory() { std::filesystem::current_path(back_); }
+  in_directory(const in_directory&) = delete;
+  in_directory& operator=(const in_directory&) = delete;
+
+ private:
+  std::filesystem::path back_;
+};
+
 using testing::temp_dir;
 using strings = std::vector<std::string>;
 
@@ -225,18 +239,13 @@ TEST_F(sandbox_plan_test, missing_workspace_or_bind_source_is_refused) {
 TEST_F(sandbox_plan_test, a_relative_bind_source_reaches_bwrap_absolute) {
   // bwrap resolves sources after leaving the caller's directory: `pkagent run --out run` binds
   // run/episodes/.../pkb, which it would not find.
-  const std::filesystem::path cwd = std::filesystem::current_path();
   std::filesystem::create_directories(ws.path() / "pkb");
-  std::filesystem::current_path(ws.path());
   plan p;
-  try {
+  {
+    const in_directory here(ws.path());
     s.binds = {{"pkb", "/pkb", true}};
     p = make_plan(s, "true", host);
-  } catch (...) {
-    std::filesystem::current_path(cwd);
-    throw;
   }
-  std::filesystem::current_path(cwd);
   EXPECT_TRUE(has_sequence(p.argv, {"--bind", (ws.path() / "pkb").string(), "/pkb"}));
 }
 
