@@ -81,6 +81,9 @@ struct pre_exec : bp::extend::handler {
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
+    // First: a parent killed from here on takes the child along, and one killed since the fork
+    // has already handed it to init (or a subreaper), which getppid shows.
+    if (spec->die_with_parent && (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)) ::_exit(127);
     // Descriptors of other children (and of other threads' work) must not leak into this
     // one: mark everything above stderr close-on-exec (Boost's own error pipe included, which
     // is close-on-exec anyway), then hand over the descriptors the spec passes.
@@ -92,9 +95,6 @@ struct pre_exec : bp::extend::handler {
         fail(exec, "passing a descriptor to the child failed");
       }
     }
-    // Set before anything else can block: a parent killed from here on takes the child along,
-    // and one killed since the fork has already handed it to init.
-    if (spec->die_with_parent && (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)) ::_exit(127);
     // Ignored signals stay ignored across exec; pkagent ignores SIGPIPE, the child must not.
     ::signal(SIGPIPE, SIG_DFL);
     sigset_t none;

@@ -13,21 +13,25 @@ double binomial_half_pmf(std::size_t n, std::size_t i) {
   return std::exp(std::lgamma(dn + 1) - std::lgamma(di + 1) - std::lgamma(dn - di + 1) - dn * std::log(2.0));
 }
 
+double median_of_sorted(const std::vector<double>& v) {
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 }  // namespace
 
 double median_of(std::vector<double> values) {
-  const std::size_t n = values.size();
-  if (n == 0) return 0;
+  if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return median_of_sorted(values);
 }
 
 median_interval median_with_interval(std::vector<double> values, double confidence) {
   median_interval m;
   m.n = values.size();
   if (values.empty()) return m;
-  m.median = median_of(values);
   std::sort(values.begin(), values.end());
+  m.median = median_of_sorted(values);
   const std::size_t n = values.size();
   const double tail = (1 - confidence) / 2;
   // The interval [x(k), x(n+1-k)] (1-based) misses the median with probability 2 P(X <= k-1):

@@ -92,7 +92,10 @@ namespace {
 using decoder = double (*)(const char*);
 
 decoder decoder_for(std::string_view c) {
-  if (c == "BF16") return [](const char* p) -> double { return std::bit_cast<float>(static_cast<std::uint32_t>(load<std::uint16_t>(p)) << 16); };
+  if (c == "BF16")
+    return [](const char* p) -> double {
+      return std::bit_cast<float>(static_cast<std::uint32_t>(load<std::uint16_t>(p)) << 16);
+    };
   if (c == "F16") return [](const char* p) { return half_to_double(load<std::uint16_t>(p)); };
   if (c == "F32") return [](const char* p) -> double { return load<float>(p); };
   if (c == "F64") return [](const char* p) { return load<double>(p); };
