@@ -31,6 +31,7 @@ namespace pk::bench {
 namespace {
 
 using testing::run_pkagent;
+using testing::source_root;
 using testing::test_data;
 
 namespace fs = std::filesystem;
@@ -205,6 +206,50 @@ TEST(warm_sets, starts_the_sets_an_evaluation_takes_before_it_asks) {
   o.device = device_kind::cuda;
   warm_sets(o);
   EXPECT_EQ(cuda_pool.size(), 0u) << "on CUDA the lease names the GPUs; none are known yet";
+}
+
+// A rebuild that replaces pkagent's binary while a run lives: every later set would start no
+// supervisor, and the failed start read as the candidate's compile_error. It is the evaluator's
+// failure (exit 3), saying what happened and the fix.
+TEST(warm_pool_replaced_binary, is_the_evaluators_failure_never_a_verdict) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "pk_replaced_binary";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path copy = dir / "pkagent";
+  fs::copy_file(std::string(PKAGENT_BIN_DIR) + "/pkagent", copy);
+  const std::string ref = (source_root() / "bench/problems/1_allreduce/reference.py").string();
+  std::vector<std::string> args = {copy.string(), "eval",   "-q",         "--json", "--problem", "1",
+                                   "--device",    "cpu",    "--no-perf",  "--trials", "1",     "--sandbox",
+                                   "none",        "--repeat", "4",        "--pause", "3",      "--solution",
+                                   ref};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const fs::path err = dir / "stderr.txt";
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> env_strings = {"PKAGENT_CACHE=" + (dir / "cache").string()};
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("PKAGENT_CACHE=", 0) != 0) env_strings.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, copy.c_str(), &files, nullptr, argv.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&files);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // its first sets are starting
+  fs::remove(copy);
+  fs::copy_file(std::string(PKAGENT_BIN_DIR) + "/pkagent", copy);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::ifstream in(err);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 3) << text;
+  EXPECT_NE(text.find("was replaced or removed while pkagent ran"), std::string::npos) << text;
+  EXPECT_EQ(text.find("compile_error"), std::string::npos) << text;
 }
 
 INSTANTIATE_TEST_SUITE_P(isolation, warm_pool_cli, ::testing::Values("bwrap", "none"));

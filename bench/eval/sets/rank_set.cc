@@ -53,7 +53,19 @@ constexpr std::uint64_t max_ranks_json = 1 << 20;  // the supervisor caps each s
 const fs::path socket_dir_inside = "/run/pkjudge";
 constexpr const char* plan_file = "plan.json";
 
-fs::path self_executable() { return fs::read_symlink("/proc/self/exe"); }
+// pkagent supervises every set's ranks itself (`pkagent _ranks`): a set starts only while its
+// binary is still where it was. One replaced by a rebuild would start another version, or nothing
+// (the failed start would read as the candidate's), so it is refused with the fix.
+fs::path self_executable() {
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  constexpr std::string_view gone = " (deleted)";
+  if (exe.ends_with(gone))
+    throw std::runtime_error(fmt::format(
+        "pkagent's own executable {} was replaced or removed while pkagent ran (a rebuild?), and every "
+        "process set runs it as the ranks' supervisor: restart pkagent",
+        exe.substr(0, exe.size() - gone.size())));
+  return exe;
+}
 
 // One connection from a rank: its bytes not yet split into lines and the lines not yet taken.
 struct link {
@@ -90,6 +102,7 @@ struct rank_set::impl {
   std::mutex ending_mutex;
   rank_set_ending ending;
   std::string run_error;                 ///< the sandbox could not run at all
+  fs::path exe;                          ///< pkagent, which supervises the ranks
   std::map<fs::path, std::string> written;  ///< the judge's files in the workspace, as written
   /// The sandbox while it runs, to stop everything in it between the set's turns.
   std::shared_ptr<sandbox::live_group> live = std::make_shared<sandbox::live_group>();
@@ -134,7 +147,6 @@ struct rank_set::impl {
   }
 
   void run(std::stop_token stop) {
-    const fs::path exe = self_executable();
     rank_set_ending e;
     try {
       if (spec.isolation == sandbox::isolation::none) {
@@ -299,6 +311,7 @@ struct rank_set::impl {
 rank_set::rank_set(rank_set_spec spec) : impl_(std::make_unique<impl>()) {
   impl& m = *impl_;
   m.spec = std::move(spec);
+  m.exe = self_executable();
   if (m.spec.isolation == sandbox::isolation::bwrap)
     if (auto why = sandbox::unavailable_reason()) throw sandbox::sandbox_error(*why);
   m.ranks.resize(static_cast<std::size_t>(m.spec.launch.world));
