@@ -158,12 +158,23 @@ int run_eval(eval_args& a) {
   if (total > 1) o.pool = &pool.emplace();
   bool all_correct = true;
   nlohmann::json reports = nlohmann::json::array();
+  auto print_reports = [&] {
+    const nlohmann::json& out = total == 1 ? reports.front() : reports;
+    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  };
   std::size_t done = 0;
   for (const std::string& solution : a.solutions) {
     for (int k = 0; k < a.repeat; ++k) {
       if (done++ > 0 && a.pause_s > 0)
         std::this_thread::sleep_for(std::chrono::duration<double>(a.pause_s));
-      const eval_report r = evaluate(p, solution, o);
+      eval_report r;
+      try {
+        r = evaluate(p, solution, o);
+      } catch (...) {
+        // The evaluator failed (exit 3): what it judged before is printed all the same.
+        if (a.json && !reports.empty()) print_reports();
+        throw;
+      }
       all_correct = all_correct && r.ok();
       if (a.json) {
         reports.push_back(to_json(r));
@@ -174,10 +185,7 @@ int run_eval(eval_args& a) {
       }
     }
   }
-  if (a.json) {
-    const nlohmann::json& out = total == 1 ? reports.front() : reports;
-    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-  }
+  if (a.json) print_reports();
   return all_correct ? 0 : 1;
 }
 

@@ -159,6 +159,16 @@ staged_digests files_under(const fs::path& dir) {
   return files;
 }
 
+// Starts sets in the pool ahead of need. One that cannot start (no sandbox, pkagent's binary
+// replaced) is no fault of the caller: the evaluation that needs it meets the reason when it
+// starts its set itself.
+void top_up(warm_pool& pool, const set_options& so) noexcept {
+  try {
+    pool.warm(so);
+  } catch (const std::exception&) {
+  }
+}
+
 // The candidate's set, given its evaluation: the candidate and the input generator staged in its
 // workspace, its JIT build directory filled from the cache entry for its source (bound at
 // /workspace/ext; without a sandbox, the entry itself), and the files the judge put there (which
@@ -194,7 +204,7 @@ fs::path multicast_clean_cache(const eval_options& o) { return cache_base(o) / "
 
 void warm_sets(const eval_options& o) {
   if (!o.pool || (o.device == device_kind::cuda && o.gpus.empty())) return;
-  o.pool->warm(set_options_for(o, false));
+  top_up(*o.pool, set_options_for(o, false));
 }
 
 reference_key reference_key_of(const problem& p, const eval_options& o) {
@@ -297,7 +307,7 @@ struct evaluation_run {
     if (ref_set) ref_end = ref_set->finish();
     // Replacements start now that this evaluation's ranks are gone: while the agent thinks about the
     // verdict, not while they compete with the evaluation for the cores.
-    if (o.pool) o.pool->warm(so);
+    if (o.pool) top_up(*o.pool, so);
     if (!cand_set->jit_dir().empty()) cand->jit.keep_from(cand->jit_dir);
   }
 

@@ -62,6 +62,7 @@ eval_report evaluate(const problem& p, const std::filesystem::path& solution, co
 /// Starts in the run's pool (o.pool; nothing without one) the sets an evaluation with these
 /// options takes, so that an episode's first `pkb check` finds them started while the model
 /// thinks. On CUDA only where o.gpus names the GPUs: a lease's are known when it is granted.
+/// A set that cannot start is left to the evaluation that needs it, which reports why.
 void warm_sets(const eval_options& o);
 
 /// The reference cache's key for an evaluation with a visible base seed: the seed, the judge's

@@ -210,7 +210,7 @@ TEST(warm_sets, starts_the_sets_an_evaluation_takes_before_it_asks) {
 
 // A rebuild that replaces pkagent's binary while a run lives: every later set would start no
 // supervisor, and the failed start read as the candidate's compile_error. It is the evaluator's
-// failure (exit 3), saying what happened and the fix.
+// failure (exit 3), saying what happened and the fix, and what was judged before is kept.
 TEST(warm_pool_replaced_binary, is_the_evaluators_failure_never_a_verdict) {
   const fs::path dir = fs::path(::testing::TempDir()) / "pk_replaced_binary";
   fs::remove_all(dir);
@@ -225,10 +225,10 @@ TEST(warm_pool_replaced_binary, is_the_evaluators_failure_never_a_verdict) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const fs::path err = dir / "stderr.txt";
+  const fs::path err = dir / "stderr.txt", out = dir / "stdout.json";
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> env_strings = {"PKAGENT_CACHE=" + (dir / "cache").string()};
   for (char** e = environ; *e; ++e)
@@ -239,7 +239,10 @@ TEST(warm_pool_replaced_binary, is_the_evaluators_failure_never_a_verdict) {
   pid_t pid = 0;
   ASSERT_EQ(posix_spawn(&pid, copy.c_str(), &files, nullptr, argv.data(), envp.data()), 0);
   posix_spawn_file_actions_destroy(&files);
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // its first sets are starting
+  // Its first evaluation's two sets (the reference's and the candidate's: a supervisor and two
+  // ranks each) are running before the binary goes.
+  for (int i = 0; i < 300 && descendants(pid).size() < 6; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   fs::remove(copy);
   fs::copy_file(std::string(PKAGENT_BIN_DIR) + "/pkagent", copy);
   int status = 0;
@@ -250,6 +253,11 @@ TEST(warm_pool_replaced_binary, is_the_evaluators_failure_never_a_verdict) {
   EXPECT_EQ(WEXITSTATUS(status), 3) << text;
   EXPECT_NE(text.find("was replaced or removed while pkagent ran"), std::string::npos) << text;
   EXPECT_EQ(text.find("compile_error"), std::string::npos) << text;
+  // The first evaluation's sets started before the binary went: its result is printed, not lost.
+  std::ifstream printed(out);
+  const auto reports = nlohmann::json::parse(printed, nullptr, false);
+  ASSERT_TRUE(reports.is_array() && !reports.empty()) << "stdout: " << reports.dump();
+  EXPECT_EQ(reports[0]["verdict"], "correct") << reports[0].dump(2);
 }
 
 INSTANTIATE_TEST_SUITE_P(isolation, warm_pool_cli, ::testing::Values("bwrap", "none"));
