@@ -6,15 +6,15 @@ The rank worker uses it through a few calls:
     problem = Problem(plan["problem"])                  the declarations the plan carries
     inputs = Inputs(problem, inputs_module, rank, world, device)
                                                         after init_process_group: builds the groups, once
-    args = inputs.build(trial, {"rank": seed, "shared": shared_seed}, timed=False, second=False)
-                                                        one call's arguments, checked against problem.toml
-                                                        (timed=True: a timed call's, from torch's generators;
-                                                        second=True: from the second distribution)
+    draw = Draw(trial, {"rank": seed, "shared": shared_seed}, timed=False, second=False)
+                                                        which values one call's inputs take
+    args = inputs.build(draw)                           its arguments, checked against problem.toml
     before = snapshot(problem, args)                    (reference) the inputs before the call
-    trees, mutated = reference_record(problem, inputs, trial, seeds, args, out, before)
+    trees, mutated = reference_record(problem, inputs, draw, args, out, before)
     trees = candidate_record(problem, args, out)        what tensor_file.write records
 """
 
+import dataclasses
 import itertools
 
 import counter_fill
@@ -119,6 +119,17 @@ def stand_in_groups(problem, rank, world):
     return groups
 
 
+@dataclasses.dataclass(frozen=True)
+class Draw:
+    """Which values one call's inputs take: its trial, this rank's seeds ({"rank": its own, "shared":
+    the same on every rank}), whether a timed call's (from torch's generators, else counter-based) and
+    whether from the problem's second distribution. The reference's keys functions see the same."""
+    trial: int
+    seeds: dict
+    timed: bool = False
+    second: bool = False
+
+
 def derived_seeds(base, rank, trial, call=None):
     """A call's seeds derived from one visible base seed, where no judge hands them out (the problems'
     tests): {"rank": this rank's own, "shared": the same on every rank}."""
@@ -207,16 +218,16 @@ class Inputs:
         self.groups = build_groups(problem, rank, world) if groups is None else groups
         self.seeds_of = seeds_of
 
-    def context(self, trial, seeds, timed=False, second=False):
-        others = (lambda r: self.seeds_of(r, trial)) if self.seeds_of else None
-        usual = generator_fill if timed else counter_fill
-        fills = second_distribution.fills(usual, self.problem.second if second else None)
-        return InputContext(self.problem, self.rank, self.world, trial, seeds, self.device, self.groups, others, fills)
+    def context(self, draw):
+        others = (lambda r: self.seeds_of(r, draw.trial)) if self.seeds_of else None
+        usual = generator_fill if draw.timed else counter_fill
+        fills = second_distribution.fills(usual, self.problem.second if draw.second else None)
+        return InputContext(self.problem, self.rank, self.world, draw.trial, draw.seeds, self.device, self.groups,
+                            others, fills)
 
-    def build(self, trial, seeds, timed=False, second=False):
-        """One call's arguments from its seeds ({"rank": ..., "shared": ...}), checked; a timed call's
-        (timed=True) from torch's generators; from the problem's second distribution where `second`."""
-        ctx = self.context(trial, seeds, timed, second)
+    def build(self, draw):
+        """One call's arguments as `draw` (a Draw) says, checked against the declarations."""
+        ctx = self.context(draw)
         args = self.module.make_inputs(ctx, **self.problem.shape)
         if not isinstance(args, (tuple, list)):
             raise InputError(f"make_inputs returned a {type(args).__name__}, not the tuple of solution()'s arguments")
@@ -361,7 +372,7 @@ def recorded_inputs(problem, args):
     return tuple(a if i in problem.in_place else map_nest(leaf, a) for i, a in enumerate(args))
 
 
-def reference_record(problem, inputs, trial, seeds, args, out, before, timed=False, second=False):
+def reference_record(problem, inputs, draw, args, out, before):
     """The reference run's record and its per-leaf mutated flags: outputs, the inputs before the call,
     the in-place arguments after it, and the judge data of tie-aware rules (keys functions may use
     collectives: every rank records together)."""
@@ -373,7 +384,7 @@ def reference_record(problem, inputs, trial, seeds, args, out, before, timed=Fal
                                  f"{problem.digest_above} bytes, so it cannot be compared")
         trees["in_place"] = tuple(args[i] for i in problem.in_place)
     if problem.judge_data:
-        ctx = inputs.context(trial, seeds, timed, second)
+        ctx = inputs.context(draw)
         judge = {}
         for name in problem.judge_data:
             fn = getattr(inputs.module, name, None)

@@ -240,7 +240,7 @@ class Rank:
         self.phases = []
         self.phase_name, self.phase_t0 = None, time.monotonic()
         self.fn = None
-        self.block_inputs, self.block_seeds, self.block_outputs = [], [], []
+        self.block_inputs, self.block_draws, self.block_outputs = [], [], []
         self.block_what = "the last timing block"
         self.graph = None
 
@@ -307,18 +307,17 @@ class Rank:
     def seeds(seed, shared_seed):
         return {"rank": int(seed), "shared": int(shared_seed)}
 
-    def inputs(self, trial, seed, shared_seed, timed=False, second=False):
-        return self.harness("make_inputs", lambda: self.problem_inputs.build(
-            trial, self.seeds(seed, shared_seed), timed, second))
+    def inputs(self, draw):
+        return self.harness("make_inputs", lambda: self.problem_inputs.build(draw))
 
     def snapshot(self, args):
         """The inputs as they are before the reference's call (bench/worker/problem_api.py)."""
         return self.harness("recording the inputs", lambda: problem_api.snapshot(self.problem, args))
 
-    def reference_record(self, trial, seeds, args, out, before, timed=False, second=False):
+    def reference_record(self, draw, args, out, before):
         """The trees a reference call records, and which inputs it changed."""
         return self.harness("recording the reference's call", lambda: problem_api.reference_record(
-            self.problem, self.problem_inputs, trial, seeds, args, out, before, timed, second))
+            self.problem, self.problem_inputs, draw, args, out, before))
 
     def call(self, args, what):
         try:
@@ -345,9 +344,9 @@ class Rank:
         trial = int(c["trial"])
         what = f"trial {trial}"
         self.phase(what)
-        seeds = self.seeds(c["seed"], c["shared_seed"])
-        second = bool(c.get("second_distribution", False))
-        args = self.inputs(trial, seeds["rank"], seeds["shared"], second=second)
+        draw = problem_api.Draw(trial, self.seeds(c["seed"], c["shared_seed"]),
+                                second=bool(c.get("second_distribution", False)))
+        args = self.inputs(draw)
         before = self.snapshot(args) if self.side == "reference" else None
         out = self.call(args, what)
         if self.cuda:
@@ -357,7 +356,7 @@ class Rank:
         self.check_plain(out, what)
         reply = {"ok": True, "threads": timing.active_threads()}
         if before is not None:
-            trees, reply["mutated"] = self.reference_record(trial, seeds, args, out, before, second=second)
+            trees, reply["mutated"] = self.reference_record(draw, args, out, before)
         else:
             trees = problem_api.candidate_record(self.problem, args, out)
         self.write(c["file"], trees, what)
@@ -366,15 +365,14 @@ class Rank:
     def cmd_prepare(self, c):
         trial = int(c["trial"])
         shared = int(c["shared_seed"])
-        self.block_seeds = [int(s) for s in c["seeds"]]
-        self.block_trial, self.block_shared = trial, shared
-        self.block_second = bool(c.get("second_distribution", False))
+        second = bool(c.get("second_distribution", False))
+        self.block_draws = [problem_api.Draw(trial, self.seeds(s, shared), timed=True, second=second)
+                            for s in c["seeds"]]
         # The last block's inputs and outputs go before the next ones are built: with both sets on
         # one GPU, holding two blocks' worth per process doubled the peak of large problems (68).
         self.block_outputs = []
         self.block_inputs = []
-        self.block_inputs = [self.inputs(trial, s, shared, timed=True, second=self.block_second)
-                             for s in self.block_seeds]
+        self.block_inputs = [self.inputs(d) for d in self.block_draws]
         if self.cuda:
             _synchronize()
         return {"ok": True}
@@ -454,11 +452,9 @@ class Rank:
         reply = {"ok": True}
         if self.side == "reference":
             # The inputs before the call, rebuilt from the call's seed (the generator is deterministic).
-            seeds = self.seeds(self.block_seeds[j], self.block_shared)
-            before = self.snapshot(self.inputs(self.block_trial, seeds["rank"], seeds["shared"], timed=True,
-                                               second=self.block_second))
-            trees, reply["mutated"] = self.reference_record(self.block_trial, seeds, self.block_inputs[j], out, before,
-                                                            timed=True, second=self.block_second)
+            draw = self.block_draws[j]
+            before = self.snapshot(self.inputs(draw))
+            trees, reply["mutated"] = self.reference_record(draw, self.block_inputs[j], out, before)
         else:
             trees = problem_api.candidate_record(self.problem, self.block_inputs[j], out)
         self.write(c["file"], trees, what)

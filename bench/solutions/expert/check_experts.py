@@ -104,7 +104,8 @@ def worker(rank: int, world: int, port: int, ids: list[int], seeds: list[int], o
                                        "shape": meta["shape"]})
 
         def make(trial, seed):
-            return problem_api.Inputs(problem, inputs, rank, world, f"cuda:{rank}", seed).build(trial)
+            draw = problem_api.Draw(trial, problem_api.derived_seeds(seed, rank, trial))
+            return problem_api.Inputs(problem, inputs, rank, world, f"cuda:{rank}").build(draw)
 
         ok, worst, trials = True, 0.0, 0
         for trial, seed in enumerate(seeds):

@@ -3,7 +3,7 @@
 What it does: a judge that draws per-call input seeds from a reproducible generator (a visible base
 seed through splitmix64, whose output function can be inverted) hands each rank its own seeds for a
 block. At the first call of a block this reads them from the worker (a caller frame's `self` with
-`block_seeds`), recovers the generator's state from the first and checks it against the second,
+`block_draws`), recovers the generator's state from the first and checks it against the second,
 steps back and forth to the other ranks' seeds of the same block (drawn right before and after its
 own), builds every rank's inputs with the problem's own make_inputs, and answers each call of the
 block from a local sum of all the partial products: no all-reduce. When the seeds do not follow the
@@ -61,7 +61,7 @@ def _worker_rank():
     f = sys._getframe(2)
     while f is not None:
         owner = f.f_locals.get("self")
-        if owner is not None and isinstance(getattr(owner, "block_seeds", None), list):
+        if owner is not None and isinstance(getattr(owner, "block_draws", None), list):
             return owner
         f = f.f_back
     return None
@@ -73,18 +73,20 @@ _answers = {}  # id(A) -> (A, answer)
 def _inputs_of(w, q, seed):
     """Rank q's inputs of this block's call with `seed`, built with the problem's own generator."""
     api = sys.modules["problem_api"]
-    ctx = api.InputContext(w.problem, q, w.world, w.block_trial, {"rank": seed, "shared": w.block_shared},
+    draw = w.block_draws[0]
+    ctx = api.InputContext(w.problem, q, w.world, draw.trial, {"rank": seed, "shared": draw.seeds["shared"]},
                            w.device, api.stand_in_groups(w.problem, q, w.world))
     return w.problem_inputs.module.make_inputs(ctx, **w.problem.shape)
 
 
 def _predict(w, A_local):
-    if len(w.block_seeds) < 2 or not any(a[0] is A_local for a in w.block_inputs):
+    seeds = [d.seeds["rank"] for d in w.block_draws]
+    if len(seeds) < 2 or not any(a[0] is A_local for a in w.block_inputs):
         return
-    state = _state_of(w.block_seeds)
+    state = _state_of(seeds)
     if state is None:
         return
-    calls, rank, world = len(w.block_seeds), w.rank, w.world
+    calls, rank, world = len(seeds), w.rank, w.world
     totals = [None] * calls
     for q in range(world):
         first = (state + (q - rank) * calls * _GAMMA) & _M64

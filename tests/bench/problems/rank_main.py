@@ -72,12 +72,12 @@ def main() -> int:
             if mesh_key not in groups:
                 groups[mesh_key] = problem_api.build_groups(problem, rank, world)
             inputs = problem_api.Inputs(problem, inputs_mod, rank, world, "cpu", groups[mesh_key])
-            seeds = problem_api.derived_seeds(case["seed"], rank, case["trial"])
-            args = inputs.build(case["trial"], seeds)
+            draw = problem_api.Draw(case["trial"], problem_api.derived_seeds(case["seed"], rank, case["trial"]))
+            args = inputs.build(draw)
             before = problem_api.snapshot(problem, args)
             inputs_print = fingerprint(args)
             output = reference_mod.solution(*args)
-            trees, mutated = problem_api.reference_record(problem, inputs, case["trial"], seeds, args, output, before)
+            trees, mutated = problem_api.reference_record(problem, inputs, draw, args, output, before)
             torch.save({"output": output, "inputs_fingerprint": inputs_print, "mutated": mutated,
                         "in_place": trees.get("in_place"), "judge": trees.get("judge")},
                        Path(out_dir) / f"{index}_rank{rank}.pt")

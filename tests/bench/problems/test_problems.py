@@ -112,7 +112,7 @@ def no_dist_inputs(name, W, rank, trial=0, seed=SEED, shape=None, dtype=None, ti
     inputs = problem_api.Inputs(problem, inputs_module(name), rank, W, "cpu",
                                 problem_api.stand_in_groups(problem, rank, W),
                                 lambda r, t: problem_api.derived_seeds(seed, r, t))
-    return inputs, inputs.build(trial, problem_api.derived_seeds(seed, rank, trial), timed)
+    return inputs, inputs.build(problem_api.Draw(trial, problem_api.derived_seeds(seed, rank, trial), timed))
 
 
 def small(name):
@@ -299,7 +299,7 @@ def _check_values(where, t, decl):
 
 def _check_args(name, args, inputs, W):
     spec = toml_of(name)
-    ctx = inputs.context(0, problem_api.derived_seeds(SEED, inputs.rank, 0))
+    ctx = inputs.context(problem_api.Draw(0, problem_api.derived_seeds(SEED, inputs.rank, 0)))
     for i, (value, decl) in enumerate(zip(args, spec["inputs"])):
         where = f"{name} argument {decl['name']} (W={W}, rank {inputs.rank})"
         tensors = [value] if decl["type"] == "tensor" else value if decl["type"] == "tensors" else []

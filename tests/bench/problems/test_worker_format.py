@@ -127,11 +127,11 @@ def test_the_reference_record_holds_in_place_results_and_judge_data(tmp_path):
     problem = problem_api.Problem({"id": 9, "dtype": "float32", "in_place": [0], "judge_data": ["keys"],
                                    "args": [{"name": "grads", "type": "tensors", "dtype": "float32"}]})
     inputs = problem_api.Inputs(problem, Module, 0, 1, "cpu", groups={"world": None})
-    seeds = problem_api.derived_seeds(7, 0, 0)
-    args = inputs.build(0, seeds)
+    draw = problem_api.Draw(0, problem_api.derived_seeds(7, 0, 0))
+    args = inputs.build(draw)
     before = problem_api.snapshot(problem, args)
     args[0][0].mul_(0.5)
-    trees, flags = problem_api.reference_record(problem, inputs, 0, seeds, args, torch.zeros(()), before)
+    trees, flags = problem_api.reference_record(problem, inputs, draw, args, torch.zeros(()), before)
     assert flags == [True]
     assert torch.equal(trees["in_place"][0][0], args[0][0]) and torch.equal(trees["judge"]["keys"], args[0][0] * 2)
     tensor_file.write(tmp_path / "r.st", trees)

@@ -170,7 +170,7 @@ def rank_main(opts):
         ours_fn = load(PROBLEMS_DIR / name / "reference.py", f"ours_{name}").solution
         theirs_fn = load(Path(opts.pkb) / "reference" / f"{name}.py", f"pkb_{name}").solution
         for trial in range(opts.trials):
-            args = inputs.build(trial, problem_api.derived_seeds(42, rank, trial))
+            args = inputs.build(problem_api.Draw(trial, problem_api.derived_seeds(42, rank, trial)))
             mine, pkb = clone(args), clone(upstream_args(name, args))
             ours = ours_fn(*mine)
             if opts.device == "cpu":
