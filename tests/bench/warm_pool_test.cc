@@ -103,6 +103,31 @@ std::vector<proc_entry> still_alive(const std::vector<proc_entry>& before) {
   return out;
 }
 
+// Starts `binary` with `args` (argv[0] first), this process's environment with PKAGENT_CACHE set
+// to `cache`, and stdout and stderr sent to the files given (empty: /dev/null); its pid.
+pid_t spawn_pkagent(const std::string& binary, std::vector<std::string> args, const fs::path& cache,
+                    const fs::path& out = {}, const fs::path& err = {}) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings = {"PKAGENT_CACHE=" + cache.string()};
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("PKAGENT_CACHE=", 0) != 0) env_strings.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  const std::string out_path = out.empty() ? "/dev/null" : out.string();
+  const std::string err_path = err.empty() ? "/dev/null" : err.string();
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int failed = posix_spawn(&pid, binary.c_str(), &files, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&files);
+  return failed ? -1 : pid;
+}
+
 class warm_pool_cli : public ::testing::TestWithParam<std::string> {};
 
 // A run's warm sets wait for hours for their next evaluation: if pkagent dies (killed, crashed,
@@ -119,29 +144,15 @@ TEST_P(warm_pool_cli, no_process_outlives_a_killed_pkagent) {
   const std::string probe = test_data("candidates/warm_probe.py").string();
   // The first candidate deadlocks: its ranks sit in a collective and never read the judge's socket.
   const std::string hangs = test_data("candidates/allreduce_rank_hangs.py").string();
-  std::vector<std::string> args = {pkagent,    "eval",       "-q",        "--json",  "--problem", "1",
-                                   "--device", "cpu",        "--no-perf", "--trials", "1",        "--timeout",
-                                   "60",       "--sandbox",  isolation,   "--solution", hangs,    "--solution",
-                                   probe,      "--solution", probe};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings = {"PKAGENT_CACHE=" + cache.string()};
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("PKAGENT_CACHE=", 0) != 0) env_strings.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  const std::vector<std::string> args = {pkagent,    "eval",       "-q",        "--json",  "--problem", "1",
+                                         "--device", "cpu",        "--no-perf", "--trials", "1",        "--timeout",
+                                         "60",       "--sandbox",  isolation,   "--solution", hangs,    "--solution",
+                                         probe,      "--solution", probe};
 
   std::size_t most_started = 0;
   for (const double after_s : {0.7, 2.0, 4.0, 7.0}) {
-    posix_spawn_file_actions_t quiet;
-    posix_spawn_file_actions_init(&quiet);
-    posix_spawn_file_actions_addopen(&quiet, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&quiet, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, pkagent.c_str(), &quiet, nullptr, argv.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&quiet);
+    const pid_t pid = spawn_pkagent(pkagent, args, cache);
+    ASSERT_GT(pid, 0);
     std::this_thread::sleep_for(std::chrono::duration<double>(after_s));
     const std::vector<proc_entry> started = descendants(pid);
     most_started = std::max(most_started, started.size());
@@ -218,27 +229,13 @@ TEST(warm_pool_replaced_binary, is_the_evaluators_failure_never_a_verdict) {
   const fs::path copy = dir / "pkagent";
   fs::copy_file(std::string(PKAGENT_BIN_DIR) + "/pkagent", copy);
   const std::string ref = (source_root() / "bench/problems/1_allreduce/reference.py").string();
-  std::vector<std::string> args = {copy.string(), "eval",   "-q",         "--json", "--problem", "1",
-                                   "--device",    "cpu",    "--no-perf",  "--trials", "1",     "--sandbox",
-                                   "none",        "--repeat", "4",        "--pause", "3",      "--solution",
-                                   ref};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   const fs::path err = dir / "stderr.txt", out = dir / "stdout.json";
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> env_strings = {"PKAGENT_CACHE=" + (dir / "cache").string()};
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("PKAGENT_CACHE=", 0) != 0) env_strings.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, copy.c_str(), &files, nullptr, argv.data(), envp.data()), 0);
-  posix_spawn_file_actions_destroy(&files);
+  const pid_t pid = spawn_pkagent(copy.string(),
+                                  {copy.string(), "eval", "-q", "--json", "--problem", "1", "--device", "cpu",
+                                   "--no-perf", "--trials", "1", "--sandbox", "none", "--repeat", "4", "--pause",
+                                   "3", "--solution", ref},
+                                  dir / "cache", out, err);
+  ASSERT_GT(pid, 0);
   // Its first evaluation's two sets (the reference's and the candidate's: a supervisor and two
   // ranks each) are running before the binary goes.
   for (int i = 0; i < 300 && descendants(pid).size() < 6; ++i)
