@@ -45,12 +45,17 @@ def skip_reason(case: ET.Element) -> str:
     return (skipped.get("message") if skipped is not None else "") or "skipped (no reason printed)"
 
 
-def read_ctest(xml: Path) -> dict | None:
-    if not xml.exists():
+def read_ctest(out: Path) -> dict | None:
+    """Every call's JUnit file (ctest-gpu-01.xml, -02, ...) in order; a later result of a test wins."""
+    files = sorted(out.glob("ctest-gpu*.xml"))
+    if not files:
         return None
-    cases = ET.parse(xml).getroot().iter("testcase")
+    latest = {}
+    for xml in files:
+        for c in ET.parse(xml).getroot().iter("testcase"):
+            latest[c.get("name")] = c
     tests = []
-    for c in cases:
+    for c in latest.values():
         status = c.get("status", "")
         failed = c.find("failure") is not None or status == "fail"
         skipped = not failed and (c.find("skipped") is not None or status in ("notrun", "disabled"))
@@ -136,8 +141,12 @@ def parts_table(out: Path, asked: list[str]) -> dict:
     done = {}
     tsv = out / "parts.tsv"
     if tsv.exists():
+        # A part run over several calls (ctest with --ctest-add) has a row per call: its seconds
+        # add up and the last call's result stands, as its tests' results do over earlier ones.
         for row in tsv.read_text().splitlines():
             name, result, seconds = row.split("\t")
+            if name in done:
+                seconds = done[name]["seconds"] + float(seconds)
             done[name] = {"result": result, "seconds": float(seconds)}
     return {p: done.get(p, {"result": "not run" if p not in asked else "not reached", "seconds": 0.0})
             for p in ("build", "ctest", "references", "episode")}
@@ -218,7 +227,7 @@ def main() -> None:
     host = nvidia_smi()
     host["name"] = socket.gethostname()
     r = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": a.commit,
-         "host": host, "parts": parts_table(a.out, a.parts.split(",")), "ctest": read_ctest(a.out / "ctest-gpu.xml"),
+         "host": host, "parts": parts_table(a.out, a.parts.split(",")), "ctest": read_ctest(a.out),
          "references": read_references(a.out), "episode": read_episode(a.out)}
     (a.out / "gpu-check.json").write_text(json.dumps(r, indent=1) + "\n")
     (a.out / "gpu-status.md").write_text(markdown(r))
