@@ -360,6 +360,7 @@ eval_report evaluate(const problem& p, const fs::path& solution, const eval_opti
   verdict_evidence evidence;
   evidence.problem = p.name();
   evidence.perf = o.perf;
+  evidence.shared_gpus = o.device == device_kind::cuda;
 
   // Multicast in the source is refused before anything runs.
   const std::string code = read_file(solution, "solution file");

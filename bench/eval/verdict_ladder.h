@@ -5,7 +5,8 @@
 //   post-run scan   multicast in what the run left (workspace, JIT builds): forbidden (multicast)
 //   background      work the candidate left running after its calls: forbidden (background)
 //   set failure     the candidate's set failed (failure_verdict.h says which verdict); a failure of
-//                   the reference's set or of the input generator is the judge's own error
+//                   the reference's set or of the input generator is the judge's own error, except
+//                   the reference running out of the GPU memory it shares with the candidate
 //   forged record   a checked call's record is not what its block committed to: forbidden (tampering)
 //   mismatch        an output is not the reference's
 //   correct         (with a message when the timings are missing)
@@ -57,6 +58,8 @@ struct verdict_evidence {
   /// Judges the run's records into the report (trials, their rank checks, timings); null: no run.
   std::function<const eval_report&()> judge_records;
   bool perf = false;  ///< timings were asked for
+  /// The sets shared GPUs: the reference's GPU memory is then only what the candidate left.
+  bool shared_gpus = false;
 };
 
 /// The rung that decided, and the verdict with its reason, message and the failing rank's log.

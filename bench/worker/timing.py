@@ -10,7 +10,9 @@ A GPU block: reset the L2 persisting carve-out, hold the GPU for `hold_ms` (the 
 whole block meanwhile, so no timed call waits for a launch), then one device-side barrier (a
 one-element all-reduce on the stream) and one L2 flush (a write of twice the L2 size), then the calls
 back to back, each between its CUDA events and followed by a copy of its outputs (so a checked call
-is judged on what it returned, even if a later call reuses the buffer). Every call's inputs were
+is judged on what it returned, even if a later call reuses the buffer). The block runs on the device's
+default stream and its events are recorded there: a call that leaves another stream current has that
+stream's work joined into its end event, and the default stream made current again. Every call's inputs were
 made before the flush, so each call still reads them cold; one barrier and one flush per block
 rather than per call keep the untimed mechanics small beside microsecond calls, where they would
 otherwise be many times the calls and their jitter the larger part of what the judge compares. The
@@ -42,6 +44,8 @@ _barrier = dist.barrier
 _perf_counter = time.perf_counter
 _spin = getattr(torch.cuda, "_sleep", None)  # spins one GPU thread for a number of clock cycles
 _current_stream = torch.cuda.current_stream
+_set_stream = torch.cuda.set_stream
+_default_stream = torch.cuda.default_stream
 _active_threads = threading.active_count
 
 _CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
@@ -106,7 +110,10 @@ class Gpu:
         """Runs `calls` (callables) as one timed block; keep(i, result) sees each call's result
         after its end event. Returns (per-call ms, host enqueue ms, span ms)."""
         self.reset_l2_persistence()
-        stream = _current_stream(self.device).cuda_stream
+        # Every block on the device's default stream, whatever stream earlier code left current.
+        own = _default_stream(self.device)
+        _set_stream(own)
+        stream = own.cuda_stream
         if hold_ms > 0:
             if self._whole is not None:
                 self._whole.hold(hold_ms, stream)
@@ -114,7 +121,7 @@ class Gpu:
                 _spin(int(hold_ms * self.cycles_per_ms))
         events = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in calls]
         start = _Event(enable_timing=True)
-        _record(start)
+        _record(start, own)
         t0 = _perf_counter()
         _all_reduce(self.bar)
         if self._whole is not None:
@@ -124,9 +131,16 @@ class Gpu:
         pairs = []
         for i, call in enumerate(calls):
             s, e = events[i]
-            _record(s)
+            _record(s, own)
             out = call()
-            _record(e)
+            # The events are the judge's, on its own stream: a call that leaves another stream
+            # current has that stream's work joined into its end event, and the judge's stream
+            # made current again for the next call and the commitments.
+            left = _current_stream(self.device)
+            if left.cuda_stream != stream:
+                own.wait_stream(left)
+                _set_stream(own)
+            _record(e, own)
             keep(i, out)
             pairs.append((s, e))
         enqueue_ms = (_perf_counter() - t0) * 1e3

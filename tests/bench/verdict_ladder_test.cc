@@ -123,6 +123,33 @@ TEST(verdict_ladder, the_reference_or_the_generator_failing_is_the_judges_error_
   EXPECT_EQ(decide_verdict(ev.e).verdict.v, verdict::runtime_error);
 }
 
+TEST(verdict_ladder, the_reference_run_out_of_gpu_memory_beside_the_candidate_is_the_candidates_failure) {
+  every_rung ev;
+  for (verdict_rung r : {verdict_rung::source_scan, verdict_rung::guard_refusal, verdict_rung::post_run_scan,
+                         verdict_rung::background})
+    ev.clear(r);
+  rank_failure& f = ev.e.failure->failure;
+  ev.e.failure->set = set_role::reference;
+  f.what = rank_failure::kind::reported;
+  f.worker_kind = "harness_error";
+  f.phase = "init";
+  f.message = "DistBackendError: NCCL error: unhandled cuda error\nLast error:\nFailed to CUDA calloc async 4 bytes";
+  ev.e.shared_gpus = true;
+  const auto v = decide_verdict(ev.e);
+  EXPECT_EQ(v.rung, verdict_rung::set_failure);
+  EXPECT_EQ(v.verdict.v, verdict::runtime_error);
+  EXPECT_NE(v.verdict.message.find("ran out of GPU memory beside the candidate"), std::string::npos) << v.verdict.message;
+  EXPECT_NE(v.verdict.message.find("Failed to CUDA calloc"), std::string::npos) << "the reference's own words";
+  f.message = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+  EXPECT_EQ(decide_verdict(ev.e).verdict.v, verdict::runtime_error);
+  // Any other failure of the reference is still the judge's; so is running short without shared GPUs.
+  f.message = "ValueError: the reference's own bug";
+  EXPECT_THROW(decide_verdict(ev.e), evaluation_error);
+  f.message = "RuntimeError: CUDA out of memory";
+  ev.e.shared_gpus = false;
+  EXPECT_THROW(decide_verdict(ev.e), evaluation_error);
+}
+
 TEST(verdict_ladder, a_correct_run_without_timings_says_so) {
   every_rung ev;
   for (verdict_rung r : {verdict_rung::source_scan, verdict_rung::guard_refusal, verdict_rung::post_run_scan,
