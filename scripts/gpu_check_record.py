@@ -54,6 +54,10 @@ def read_ctest(out: Path) -> dict | None:
     for xml in files:
         for c in ET.parse(xml).getroot().iter("testcase"):
             latest[c.get("name")] = c
+    # Tests of the label that no call reached (a --ctest-limit stop, or not selected) count as not run.
+    label = out / "ctest-gpu-label.txt"
+    unreached = [n for n in re.findall(r"Test\s+#\d+: (\S+)", label.read_text())
+                 if n not in latest] if label.exists() else []
     tests = []
     for c in latest.values():
         status = c.get("status", "")
@@ -70,11 +74,12 @@ def read_ctest(out: Path) -> dict | None:
             out = (c.findtext("system-out") or "").strip().splitlines()
             entry["tail"] = out[-15:]
         tests.append(entry)
-    count = {r: sum(t["result"] == r for t in tests) for r in ("passed", "failed", "skipped")}
+    tests += [{"name": n, "seconds": 0.0, "result": "not reached"} for n in unreached]
+    count = {r: sum(t["result"] == r for t in tests) for r in ("passed", "failed", "skipped", "not reached")}
     total = len(tests)
     ran = count["passed"] + count["failed"]
-    return {"total": total, **count, "ran": ran, "ran_percent": round(100.0 * ran / total, 1) if total else 0.0,
-            "tests": tests}
+    return {"total": total, **{k.replace(" ", "_"): v for k, v in count.items()}, "ran": ran,
+            "ran_percent": round(100.0 * ran / total, 1) if total else 0.0, "tests": tests}
 
 
 def read_episode(out: Path) -> dict | None:
@@ -170,13 +175,16 @@ def markdown(r: dict) -> str:
     if c:
         md += ["", "## `ctest -L gpu`", "",
                f"{c['total']} tests: **{c['ran']} ran ({c['ran_percent']}%)**, {c['passed']} passed, "
-               f"{c['failed']} failed, {c['skipped']} skipped.", ""]
+               f"{c['failed']} failed, {c['skipped']} skipped, {c['not_reached']} not reached.", ""]
         failed = [t for t in c["tests"] if t["result"] == "failed"]
         if failed:
             md += ["Failed:", ""] + [f"- `{t['name']}` ({t['seconds']:.0f} s)" for t in failed] + [""]
         ran = [t for t in c["tests"] if t["result"] == "passed"]
         md += ["<details><summary>Passed</summary>", ""] + \
               [f"- `{t['name']}` ({t['seconds']:.1f} s)" for t in ran] + ["", "</details>", ""]
+        unreached = [t for t in c["tests"] if t["result"] == "not reached"]
+        if unreached:
+            md += ["Not reached (no call of the check started them):", ""] + [f"- `{t['name']}`" for t in unreached] + [""]
         other = [t for t in c["tests"] if t["result"] == "skipped" and "needs_gpus" not in t]
         if other:
             md += ["Skipped for another reason:", ""] + [f"- `{t['name']}`: {t['why']}" for t in other] + [""]
