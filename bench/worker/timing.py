@@ -8,20 +8,20 @@ wall-clock of the block.
 
 A GPU block: reset the L2 persisting carve-out, hold the GPU for `hold_ms` (the host enqueues the
 whole block meanwhile, so no timed call waits for a launch), then one device-side barrier (a
-one-element all-reduce on the stream) and one L2 flush (a write of twice the L2 size), then the calls
-back to back, each between its CUDA events and followed by a copy of its outputs (so a checked call
-is judged on what it returned, even if a later call reuses the buffer). The block runs on the device's
-default stream and its events are recorded there: a call that leaves another stream current has that
-stream's work joined into its end event, and the default stream made current again. Every call's inputs were
-made before the flush, so each call still reads them cold; one barrier and one flush per block
-rather than per call keep the untimed mechanics small beside microsecond calls, where they would
-otherwise be many times the calls and their jitter the larger part of what the judge compares. The
-hold and the flush hold every multiprocessor (whole_gpu.py): once they are resident no kernel of
-another stream runs beside them, and one still running when they start delays them. Besides each
-call's time the block reports its span, from the end of the hold to the last call's end: what the
-span holds beyond the calls (the barrier, the flush and the copies, the same in both sets) is
-compared between the sets by the judge. The block ends with a device-wide synchronisation, so work
-left on any stream of this process is inside the judge's wall-clock.
+one-element all-reduce on the stream) and one L2 flush (a write of twice the L2 size), then the
+calls back to back, each between its CUDA events and followed by a copy of its outputs (so a checked
+call is judged on what it returned, even if a later call reuses the buffer). The block runs on the
+device's default stream and its events are recorded there: a call that leaves another stream current
+has that stream's work joined into its end event, and the default stream made current again. Every
+call's inputs were made before the flush, so each call still reads them cold; one barrier and one
+flush per block rather than per call keep the untimed mechanics small beside microsecond calls,
+where they would otherwise be many times the calls and their jitter the larger part of what the
+judge compares. The hold and the flush hold every multiprocessor (whole_gpu.py): once they are
+resident no kernel of another stream runs beside them, and one still running when they start delays
+them. Besides each call's time the block reports its span, from the end of the hold to the last
+call's end: what the span holds beyond the calls (the barrier, the flush and the copies, the same in
+both sets) is compared between the sets by the judge. The block ends with a device-wide
+synchronisation, so work left on any stream of this process is inside the judge's wall-clock.
 
 The functions used here are bound when this module is imported, before any candidate code runs.
 """
@@ -133,9 +133,8 @@ class Gpu:
             s, e = events[i]
             _record(s, own)
             out = call()
-            # The events are the judge's, on its own stream: a call that leaves another stream
-            # current has that stream's work joined into its end event, and the judge's stream
-            # made current again for the next call and the commitments.
+            # A call that left another stream current: its work joins the end event, and the
+            # judge's stream is current again for the next call and the commitments.
             left = _current_stream(self.device)
             if left.cuda_stream != stream:
                 own.wait_stream(left)
