@@ -123,7 +123,7 @@ TEST(verdict_ladder, the_reference_or_the_generator_failing_is_the_judges_error_
   EXPECT_EQ(decide_verdict(ev.e).verdict.v, verdict::runtime_error);
 }
 
-TEST(verdict_ladder, the_reference_run_out_of_gpu_memory_beside_the_candidate_is_the_candidates_failure) {
+TEST(verdict_ladder, a_reference_out_of_gpu_memory_beside_the_candidate_is_the_candidates_failure) {
   every_rung ev;
   for (verdict_rung r : {verdict_rung::source_scan, verdict_rung::guard_refusal, verdict_rung::post_run_scan,
                          verdict_rung::background})
