@@ -80,20 +80,20 @@ ladder_verdict decide_verdict(const verdict_evidence& e) {
     // candidate.
     const bool generator = e.failure->failure.what == rank_failure::kind::reported &&
                            e.failure->failure.worker_kind == "generator_error";
-    // The reference's need of GPU memory is fixed and fits its GPUs; beside a candidate it gets
-    // what the candidate left. Running it short is the candidate's failure, never the judge's
-    // (which would hide the candidate's verdict behind an evaluator error).
-    const std::string described = describe(e.failure->failure, ending);
-    if (e.failure->set == set_role::reference && e.shared_gpus && !generator && out_of_gpu_memory(described))
-      return {verdict_rung::set_failure,
-              {verdict::runtime_error, forbidden_reason::none,
-               "the reference ran out of GPU memory beside the candidate, whose ranks share its GPUs: a solution "
-               "must leave the GPU memory it does not use to the reference. The reference's failure: " +
-                   described,
-               ""}};
-    if (e.failure->set == set_role::reference || generator)
-      throw evaluation_error(
-          fmt::format("the reference of problem {} failed: {}", e.problem, described));
+    if (e.failure->set == set_role::reference || generator) {
+      const std::string described = describe(e.failure->failure, ending);
+      // The reference's need of GPU memory is fixed and fits its GPUs; beside a candidate it gets
+      // what the candidate left. Running it short is the candidate's failure, never the judge's
+      // (which would hide the candidate's verdict behind an evaluator error).
+      if (!generator && e.shared_gpus && out_of_gpu_memory(described))
+        return {verdict_rung::set_failure,
+                {verdict::runtime_error, forbidden_reason::none,
+                 "the reference ran out of GPU memory beside the candidate, whose ranks share its GPUs: a "
+                 "solution must leave the GPU memory it does not use to the reference. The reference's failure: " +
+                     described,
+                 ""}};
+      throw evaluation_error(fmt::format("the reference of problem {} failed: {}", e.problem, described));
+    }
     return {verdict_rung::set_failure, verdict_for(e.failure->failure, ending)};
   }
   const eval_report& rep = e.judge_records();
